@@ -1,11 +1,55 @@
-// Package isolation holds the identity primitives every surface shares:
-// the tenant-bound id grammar and its projection (OpenWOP identity.md §5),
-// opaque id minting, per-agent routing values, and the read gate that makes
-// an unreadable resource indistinguishable from an unknown one
-// (OpenWOP v2 interop §Isolation; RULES R74–R80, R34, R38).
+// Package isolation holds the identity primitives every surface shares: the
+// tenant-bound id grammar and its projection, opaque id minting, per-agent
+// routing values, and the read gate that makes an unreadable resource
+// indistinguishable from an unknown one. It implements OpenWOP identity.md §5
+// and the isolation and per-agent-card parts of the v2 interop spec.
 //
-// Ids inside JSON bodies are always the bound form "tenant/opaque". On a URL
-// path they travel as one projected segment, "tenant~2Fopaque"; [ParseID]
-// also accepts "tenant%2Fopaque". Tenants are decided by the authenticated
-// Subject only: the tenant segment of an id is never authority.
+// # Ids (ids.go, param.go)
+//
+// A tenant-bound id (runId, interruptId, subscriptionId, deliveryId,
+// effectId) is "tenant/opaque" in the grammar of RULES R76, checked by
+// [ValidBound], [ValidTenant] and [ValidOpaque]. [NewOpaque] and [NewID] mint
+// ids with a 26-character, 130-bit opaque segment that never contains '~'
+// (R76, R129); [NewIDFor] mints in the Subject's tenant of record (R40).
+//
+// Ids inside JSON bodies are always the bound form. On a URL path an id is
+// one projected segment: [Project] turns every byte outside [A-Za-z0-9._-]
+// into '~' and two uppercase hex digits, so "acme/r1…" becomes "acme~2Fr1…",
+// "anon:x/…" becomes "anon~3Ax~2F…" and a legacy '~' becomes "~7E" (R77).
+// The host projects its own ids exactly once, where they leave it. The A2A
+// Task.id is the bound form; the MCP taskId is the projected form (R79,
+// R129). [ParseID] reads every form a client may send (bound, projected,
+// "tenant%2Fopaque") and decodes before matching the grammar (R77);
+// [Unproject] reverses Project. [ResolveParam] adds the v1/v2 overlap rule
+// for path parameters: a bare opaque segment binds to the caller's tenant
+// under [BindBare] and is [ErrBareID], a validation error, under
+// [RefuseBare] (R80).
+//
+// # The read gate (gate.go)
+//
+// Unreadable is unknown (R74, R78, R82). [CheckReadable] refuses a bound id
+// whose tenant segment is not the Subject's with [ErrNotFound], one value
+// whose message names nothing, and [GateError] folds the store's
+// interop.ErrForbidden, interop.ErrNotFound and [ErrTenantMismatch] into the
+// same value while passing other errors through. [MatchTenant] keeps the
+// distinction for a REST surface that answers 403 id_tenant_mismatch. The gate
+// is a cheap pre-filter: the RunStore still decides readability, and every
+// one of its answers goes through GateError on the A2A and MCP surfaces.
+//
+// # Routing values (routing.go)
+//
+// [RoutingKeys] derives each agent's a2aTenant value R from a host secret, the
+// host version and the agent id alone, so R encodes no tenant, workspace or
+// principal and every replica agrees without storage (R34). Resolve looks R
+// up among the agents the caller already sees, after authentication and
+// authorization (R37), compares in constant time and answers everything
+// else — another tenant's R, a never-minted or malformed one — with the one
+// [ErrUnknownRoutingValue] (R38). R is a routing value only (R150): it
+// selects an agent and never a tenant; a task started through it is a run of
+// the caller's tenant (R40). A previous secret keeps old values resolving
+// through a rotation.
+//
+// Not here: card content (R35, R36, R39) and the wire answers (-32001,
+// -32602, 400, 403) belong to the protocol surfaces, which build on these
+// helpers.
 package isolation

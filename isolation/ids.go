@@ -25,9 +25,17 @@ const (
 func NewOpaque() string { return rand.Text() }
 
 // NewID mints a fresh tenant-bound id "tenant/opaque" for tenant.
+//
+// A new id never contains '~' (RULES R76), so a tenant segment that holds
+// one (a legacy tenant id the grammar still admits) is refused rather than
+// minted into an id: ids already minted with '~' keep resolving through
+// [ParseID], but none are added.
 func NewID(tenant string) (string, error) {
 	if !ValidTenant(tenant) {
 		return "", fmt.Errorf("%w: tenant segment %q", ErrMalformedID, tenant)
+	}
+	if strings.IndexByte(tenant, '~') >= 0 {
+		return "", fmt.Errorf("%w: tenant segment %q contains '~', which a new id must not", ErrMalformedID, tenant)
 	}
 	return tenant + "/" + NewOpaque(), nil
 }
@@ -118,8 +126,12 @@ func Project(id string) string {
 	return b.String()
 }
 
-// Unproject reverses [Project]. It fails on a '~' not followed by two hex
-// digits.
+// Unproject reverses [Project]: Unproject(Project(x)) == x for every byte
+// string x. It fails on a '~' not followed by two hex digits, so a lone or
+// truncated escape is refused rather than passed through; a double-projected
+// id decodes to a string without '/', which [ParseID] then refuses. Like the
+// conformance suite's codec it also reads lowercase hex and escapes of bytes
+// Project leaves alone; [Project] remains the one spelling the host emits.
 func Unproject(s string) (string, error) {
 	if strings.IndexByte(s, '~') < 0 {
 		return s, nil
@@ -162,7 +174,11 @@ func unhex(c byte) (byte, bool) {
 // returns the bound form: the bound form itself ("acme/r…", as in JSON
 // bodies or an already-unescaped path value), the projected form
 // ("acme~2Fr…") or the percent-encoded form ("acme%2Fr…"). It decodes first
-// and then matches the grammar (RULES R77).
+// and then matches the grammar (RULES R77). Percent escapes are undone
+// before '~' escapes, as a router would before handing over a path value, so
+// a projected id whose '~' a client URL-encoded ("acme%7E2Fr…") also reads;
+// in the percent-encoded bound form a '~' is literal. The bound form is
+// returned without allocating.
 func ParseID(s string) (string, error) {
 	if strings.IndexByte(s, '/') >= 0 {
 		if !ValidBound(s) {

@@ -1,0 +1,110 @@
+package mapping
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// sharedSpecFile returns the path of rel under ../shared/spec next to the
+// module root, skipping the test when the file is absent.
+func sharedSpecFile(t testing.TB, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "spec", filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not present: %v", rel, err)
+	}
+	return p
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// builtinTree decodes our embedded map into generic JSON for mutation.
+func builtinTree(t testing.TB) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(builtinJSON), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func encodeTree(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// obj and arr walk a generic JSON tree by member names.
+func obj(v any, path ...string) map[string]any {
+	m := v.(map[string]any)
+	for _, p := range path {
+		m = m[p].(map[string]any)
+	}
+	return m
+}
+
+func arr(v any, path ...string) []any {
+	m := obj(v, path[:len(path)-1]...)
+	return m[path[len(path)-1]].([]any)
+}
+
+func setArr(v any, a []any, path ...string) {
+	obj(v, path[:len(path)-1]...)[path[len(path)-1]] = a
+}
+
+func row(v any, i int, path ...string) map[string]any {
+	return arr(v, path...)[i].(map[string]any)
+}
+
+func cloneRow(r map[string]any) map[string]any {
+	out := make(map[string]any, len(r))
+	for k, v := range r {
+		out[k] = v
+	}
+	return out
+}
+
+func without(a []any, i int) []any {
+	out := append([]any{}, a[:i]...)
+	return append(out, a[i+1:]...)
+}
+
+// allFacets says yes to every facet; facetsExcept to all but the named ones.
+func allFacets(string) bool { return true }
+
+func facetsExcept(off ...string) func(string) bool {
+	return func(f string) bool {
+		for _, o := range off {
+			if f == o {
+				return false
+			}
+		}
+		return true
+	}
+}
