@@ -201,7 +201,10 @@ type HostEvent struct {
 type EventSink interface {
 	// AppendRunEvent appends an audit event to a run's log. The library
 	// calls it only for runs the caller could read. Type and Payload are set;
-	// the sink assigns Sequence and keeps the run's status.
+	// the sink assigns Sequence and keeps the run's status. A sink whose log
+	// ends at the terminal event returns ErrRunTerminal for a finished run;
+	// the library then records the event as a host event of the run's
+	// tenant instead.
 	AppendRunEvent(ctx context.Context, runID string, ev RunEvent) error
 	// PublishHostEvent records a host event for tenant (and ev.WorkspaceID).
 	// An empty tenant is an unauthenticated exchange: the event is kept but

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+func TestDiscoveryDocument(t *testing.T) {
+	h := newTestHost(t)
+	r := h.get("/.well-known/openwop", "") // no credential (RULES R15)
+	wantStatus(t, r, http.StatusOK)
+	golden(t, "discovery.json", r.Body)
+	if r.Header.Get("Content-Type") != "application/json" || r.Header.Get("OpenWOP-Version") != "2.0" {
+		t.Errorf("headers = %v", r.Header)
+	}
+	etag := r.Header.Get("ETag")
+	if etag != strongETag(r.Body) || strings.HasPrefix(etag, "W/") {
+		t.Errorf("ETag = %q, want the strong tag of the bytes %q", etag, strongETag(r.Body))
+	}
+
+	// The closed root: only the keys this host claims (RULES R4).
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(r.Body, &root); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(root))
+	for k := range root {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		switch k {
+		case "protocolVersions", "preferredVersion", "implementation", "runList", "hostEvents":
+		default:
+			t.Errorf("unexpected root key %q", k)
+		}
+	}
+	if strings.Contains(string(r.Body), "supported") || strings.Contains(string(r.Body), "grpc") ||
+		strings.Contains(string(r.Body), "profiles") {
+		t.Errorf("root carries a deleted v2 key: %s", r.Body)
+	}
+
+	// Header-less, "2" and "2.0" select the same bytes.
+	for _, v := range []string{"2", "2.0", "2.7", " 2 "} {
+		got := h.do(req{Method: "GET", Path: "/.well-known/openwop", Headers: map[string]string{"OpenWOP-Version": v}})
+		wantStatus(t, got, http.StatusOK)
+		if string(got.Body) != string(r.Body) {
+			t.Errorf("OpenWOP-Version %q changed the document", v)
+		}
+	}
+	// HEAD answers the headers only.
+	head := h.do(req{Method: "HEAD", Path: "/.well-known/openwop"})
+	if head.Status != 200 || head.Header.Get("ETag") != etag || len(head.Body) != 0 {
+		t.Errorf("HEAD = %d %v %q", head.Status, head.Header, head.Body)
+	}
+}
+
+func TestDiscoveryConditional(t *testing.T) {
+	h := newTestHost(t)
+	etag := h.get("/.well-known/openwop", "").Header.Get("ETag")
+	for _, inm := range []string{etag, "W/" + etag, `"x", ` + etag, "*"} {
+		r := h.do(req{Method: "GET", Path: "/.well-known/openwop", Headers: map[string]string{"If-None-Match": inm}})
+		wantStatus(t, r, http.StatusNotModified)
+		if len(r.Body) != 0 || r.Header.Get("ETag") != etag || r.Header.Get("OpenWOP-Version") != "2.0" {
+			t.Errorf("If-None-Match %s: body %q headers %v", inm, r.Body, r.Header)
+		}
+	}
+	r := h.do(req{Method: "GET", Path: "/.well-known/openwop", Headers: map[string]string{"If-None-Match": `"nope"`}})
+	wantStatus(t, r, http.StatusOK)
+}
+
+func TestOpenWOPVersionHeader(t *testing.T) {
+	h := newTestHost(t)
+	for _, tt := range []struct {
+		value  string
+		status int
+		code   string
+	}{
+		{"1", 406, codeVersionUnsupported},
+		{"3.0", 406, codeVersionUnsupported},
+		{"abc", 400, codeValidation},
+		{"02", 400, codeValidation},
+		{"2.", 400, codeValidation},
+		{"2.0.1", 400, codeValidation},
+		{"", 400, codeValidation},
+	} {
+		t.Run(tt.value, func(t *testing.T) {
+			// The check guards every REST route, before authentication.
+			for _, path := range []string{"/.well-known/openwop", "/runs", "/nope"} {
+				r := h.do(req{Method: "GET", Path: path, Headers: map[string]string{"OpenWOP-Version": tt.value}})
+				d := wantError(t, r, tt.status, tt.code)
+				if tt.status == 406 {
+					if pv, _ := d["protocolVersions"].([]any); len(pv) != 1 || pv[0] != "2.0" {
+						t.Errorf("details.protocolVersions = %v", d["protocolVersions"])
+					}
+				} else if d["field"] != "OpenWOP-Version" {
+					t.Errorf("details = %v", d)
+				}
+			}
+		})
+	}
+	// Two header lines are refused rather than guessed.
+	rq, _ := http.NewRequest("GET", h.url+"/.well-known/openwop", nil)
+	rq.Header.Add("OpenWOP-Version", "2")
+	rq.Header.Add("OpenWOP-Version", "2")
+	resp, err := h.client.Do(rq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("repeated header: %d, want 400", resp.StatusCode)
+	}
+}
+
+func TestErrorEnvelopeGolden(t *testing.T) {
+	s := &server{log: slog.New(slog.DiscardHandler)}
+	for _, tt := range []struct {
+		name string
+		err  error
+	}{
+		{"error-validation.json", invalid("inputs/delayMs", "must be >= 0")},
+		{"error-not-found.json", interop.ErrNotFound},
+		{"error-unauthenticated.json", interop.ErrUnauthenticated},
+		{"error-version.json", checkVersionHeader([]string{"3"})},
+	} {
+		rec := httptest.NewRecorder()
+		s.writeError(rec, httptest.NewRequest("GET", "/", nil), tt.err)
+		golden(t, tt.name, rec.Body.Bytes())
+	}
+}
+
+func TestSnapshotGolden(t *testing.T) {
+	at := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
+	l := links{base: "https://host.example"}
+	suspended := interop.Run{
+		ID: "acme/RUN0000000000000000000001", WorkflowID: "conformance-approval",
+		Status: interop.StatusWaitingApproval, CreatedAt: at, StatusAt: at.Add(time.Second), ContextID: "ctx-1",
+		Interrupts: []interop.Interrupt{{
+			ID: "acme/INT0000000000000000000001", Kind: interop.InterruptApproval, Key: "approval",
+			NodeID: "approve", Message: "Approve?", Actions: []string{"accept", "reject"},
+			Approvers: []string{"key:boss"}, Data: json.RawMessage(`{"secret":"not shown"}`),
+		}},
+		Artifacts: []interop.Artifact{{ID: "result", Name: "result", Parts: []interop.Part{
+			interop.TextPart("hello <world>"), interop.DataPart(json.RawMessage(`{"a":1}`)),
+			{Kind: interop.PartRaw, Raw: []byte{1, 2, 3}, MediaType: "application/octet-stream", Filename: "x.bin"},
+		}}},
+		Output: json.RawMessage(`{"ignored":"not completed"}`),
+	}
+	failed := interop.Run{
+		ID: "anon:x/RUN0000000000000000000002", WorkflowID: "conformance-failure",
+		Status: interop.StatusFailed, CreatedAt: at, StatusAt: at, FailureMessage: "went wrong",
+	}
+	completed := interop.Run{
+		ID: "acme/RUN0000000000000000000003", WorkflowID: "conformance-noop",
+		Status: interop.StatusCompleted, CreatedAt: at, StatusAt: at, Output: json.RawMessage(`{"ok":true}`),
+		Interrupts: []interop.Interrupt{{ID: "acme/STALE000000000000000001"}},
+	}
+	var all []byte
+	for _, run := range []interop.Run{suspended, failed, completed} {
+		b, err := encodeJSON(l.snapshot(run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	golden(t, "snapshots.jsonl", all)
+}
+
+func TestPollGolden(t *testing.T) {
+	at := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
+	empty := pollOf(interop.Run{ID: "acme/RUN0000000000000000000001", Status: interop.StatusPending, LastSequence: -1}, nil)
+	run := interop.Run{ID: "acme/RUN0000000000000000000001", Status: interop.StatusCancelled, LastSequence: 4}
+	art := interop.Artifact{ID: "a1", Parts: []interop.Part{interop.TextPart("chunk")}}
+	full := pollOf(run, []interop.RunEvent{
+		{Sequence: 0, Type: interop.EventRunStarted, At: at, Status: interop.StatusRunning, Transport: interop.TransportREST},
+		{Sequence: 1, Type: interop.EventNodeSuspended, At: at, Status: interop.StatusWaitingApproval, InterruptID: "acme/INT0000000000000000000001"},
+		{Sequence: 2, Type: interop.EventArtifactPublished, At: at, Status: interop.StatusWaitingApproval, Artifact: &art, Append: true, LastChunk: true},
+		{Sequence: 3, Type: interop.EventNegotiationDecided, At: at, Status: interop.StatusWaitingApproval, Payload: json.RawMessage(`{"protocol":"a2a"}`)},
+		{Sequence: 4, Type: interop.EventRunCancelled, At: at, Status: interop.StatusCancelled, Reason: "demo over"},
+	})
+	var all []byte
+	for _, v := range []pollView{empty, full} {
+		b, err := encodeJSON(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	golden(t, "poll.jsonl", all)
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/wopinterop/wopinterop/interop/memstore"
+)
+
+// The host's handler runs in-process on any listener: build it from a
+// config, then talk REST to it.
+func Example() {
+	store := memstore.New()
+	defer store.Close()
+	keys, _ := parseKeys("acme=demo-acme")
+	auth := newBearerKeys(keys)
+	_ = seed(store, auth.Tenants())
+
+	srv := httptest.NewUnstartedServer(nil)
+	handler, err := newHandler(config{Store: store, Auth: auth, BaseURL: "http://" + srv.Listener.Addr().String()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv.Config.Handler = handler
+	srv.Start()
+	defer srv.Close()
+
+	resp, _ := http.Get(srv.URL + "/.well-known/openwop")
+	resp.Body.Close()
+	fmt.Println("discovery:", resp.StatusCode, resp.Header.Get("OpenWOP-Version"))
+
+	rq, _ := http.NewRequest("POST", srv.URL+"/runs", strings.NewReader(`{"workflowId":"conformance-noop"}`))
+	rq.Header.Set("Authorization", "Bearer demo-acme")
+	rq.Header.Set("Content-Type", "application/json")
+	resp, _ = http.DefaultClient.Do(rq)
+	resp.Body.Close()
+	fmt.Println("createRun:", resp.StatusCode)
+
+	resp, _ = http.Get(srv.URL + "/agents")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Printf("no credential: %d %s", resp.StatusCode, body)
+	// Output:
+	// discovery: 200 2.0
+	// createRun: 201
+	// no credential: 401 {"error":"unauthenticated","message":"a valid bearer credential is required"}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/interop/memstore"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFault = 1
+	exitUsage = 2
+)
+
+// shutdownGrace bounds how long in-flight requests may take once the host
+// drains.
+const shutdownGrace = 10 * time.Second
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, stop))
+}
+
+// run is the whole program: it serves until ctx is done, then shuts down
+// gracefully. onDrain, when not nil, is called as the drain starts (main
+// uses it to restore default signal handling, so a second ^C kills).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain func()) int {
+	fs := flag.NewFlagSet("host", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`; port 0 picks a free port")
+	keysSpec := fs.String("keys", defaultKeys, "bearer API keys as `tenant=key,...` (replaces the demo keys)")
+	publicURL := fs.String("public-url", "", "public origin for links in responses (default: http://ADDR)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "host: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	keys, err := parseKeys(*keysSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "host: invalid -keys: %v\n", err)
+		return exitUsage
+	}
+	if *publicURL != "" {
+		if u, err := url.Parse(*publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			fmt.Fprintf(stderr, "host: invalid -public-url %q: want an origin such as https://example.com\n", *publicURL)
+			return exitUsage
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "host: %v\n", err)
+		return exitFault
+	}
+	base := *publicURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+
+	auth := newBearerKeys(keys)
+	store := memstore.New(memstore.WithLogger(logger))
+	if err := seed(store, auth.Tenants()); err != nil {
+		_ = ln.Close()
+		_ = store.Close()
+		fmt.Fprintf(stderr, "host: %v\n", err)
+		return exitFault
+	}
+	drain, startDrain := context.WithCancel(context.Background())
+	defer startDrain()
+	handler, err := newHandler(config{Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain})
+	if err != nil {
+		_ = ln.Close()
+		_ = store.Close()
+		fmt.Fprintf(stderr, "host: %v\n", err)
+		return exitFault
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	// Shutdown waits for idle connections; event streams and long polls
+	// never go idle on their own, so the drain ends them first.
+	srv.RegisterOnShutdown(startDrain)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+
+	code := exitOK
+	select {
+	case <-ctx.Done():
+		if onDrain != nil {
+			onDrain()
+		}
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			logger.Error("shutdown", "err", err)
+			code = exitFault
+		}
+		<-served
+	case err := <-served:
+		logger.Error("serve", "err", err)
+		code = exitFault
+	}
+	if err := store.Close(); err != nil {
+		logger.Error("close store", "err", err)
+		code = exitFault
+	}
+	return code
+}
+
+// seed gives every tenant the conformance fixtures and one demo agent that
+// routes two of them.
+func seed(store *memstore.Store, tenants []string) error {
+	for _, t := range tenants {
+		if err := store.RegisterFixtures(t); err != nil {
+			return fmt.Errorf("register fixtures for %q: %w", t, err)
+		}
+		if err := store.AddAgent(t, demoAgent()); err != nil {
+			return fmt.Errorf("add demo agent for %q: %w", t, err)
+		}
+	}
+	return nil
+}
+
+func demoAgent() interop.Agent {
+	return interop.Agent{
+		ID:          "demo-agent",
+		Persona:     "demo",
+		PackVersion: "1.0.0",
+		Label:       "Demo agent",
+		Description: "Runs the no-op and approval conformance fixtures.",
+		Workflows:   []string{"conformance-noop", "conformance-approval"},
+	}
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// listeningURL returns the URL of a "listening on" line.
+func listeningURL(line string) (string, bool) {
+	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+func TestRunRefusesBadFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-keys", "acme"}, exitUsage, "invalid -keys: entry 1: want tenant=key"},
+		{[]string{"-keys", "acme=topsecret,globex=topsecret"}, exitUsage, `the key is already given to tenant "acme"`},
+		{[]string{"-keys", "bad tenant=topsecret"}, exitUsage, "is not a valid tenant"},
+		{[]string{"-keys", ""}, exitUsage, "no keys given"},
+		{[]string{"-public-url", "ftp://x"}, exitUsage, "invalid -public-url"},
+		{[]string{"-public-url", "https://x/path"}, exitUsage, "invalid -public-url"},
+		{[]string{"-nope"}, exitUsage, "flag provided but not defined"},
+		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"-addr", "256.0.0.1:http-nope"}, exitFault, "host:"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr, nil)
+			if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tt.code, tt.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", stdout.String())
+			}
+			if strings.Contains(stderr.String(), "topsecret") {
+				t.Errorf("stderr shows a key: %q", stderr.String())
+			}
+		})
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, io.Discard, &stderr, nil); code != exitOK || !strings.Contains(stderr.String(), "-keys") {
+		t.Errorf("-h: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestRunInProcess serves with custom keys and a public URL, then drains on
+// context cancellation with an event stream open.
+func TestRunInProcess(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	drained := make(chan struct{})
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-keys", "initech=k-initech", "-public-url", "https://demo.example/"},
+			outW, &stderr, func() { close(drained) })
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, ok := listeningURL(strings.TrimSuffix(line, "\n"))
+	if !ok {
+		t.Fatalf("first line %q", line)
+	}
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+
+	post := func(key string) *http.Response {
+		rq, _ := http.NewRequest("POST", base+"/runs", strings.NewReader(`{"workflowId":"conformance-noop"}`))
+		rq.Header.Set("Content-Type", "application/json")
+		rq.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("k-initech")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || !strings.Contains(string(body), `"statusUrl":"https://demo.example/runs/initech~2F`) {
+		t.Errorf("create = %d %s", resp.StatusCode, body)
+	}
+	resp = post("demo-acme")
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("the replaced demo key still works: %d", resp.StatusCode)
+	}
+
+	rq, _ := http.NewRequest("GET", base+"/host/events", nil)
+	rq.Header.Set("Authorization", "Bearer k-initech")
+	stream, err := http.DefaultClient.Do(rq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after cancellation (the open stream blocked shutdown?)")
+	}
+	select {
+	case <-drained:
+	default:
+		t.Error("onDrain was not called")
+	}
+	if strings.Contains(stderr.String(), "k-initech") {
+		t.Errorf("a key reached the log:\n%s", stderr.String())
+	}
+}
+
+// TestBinary builds the real command, runs it, reads its one line, fetches
+// discovery and stops it with SIGINT (then again with SIGTERM).
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	bin := filepath.Join(t.TempDir(), "host")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { runBinary(t, bin, sig) })
+	}
+}
+
+func runBinary(t *testing.T, bin string, sig syscall.Signal) {
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		t.Fatalf("no output; stderr:\n%s", stderr.String())
+	}
+	base, ok := listeningURL(lines.Text())
+	if !ok {
+		t.Fatalf("first line %q", lines.Text())
+	}
+	resp, err := http.Get(base + "/.well-known/openwop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want, err := os.ReadFile(filepath.Join("testdata", "discovery.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !bytes.Equal(body, want) {
+		t.Errorf("discovery = %d %s", resp.StatusCode, body)
+	}
+
+	// An open event stream must not hold the shutdown up.
+	rq, _ := http.NewRequest("GET", base+"/host/events", nil)
+	rq.Header.Set("Authorization", "Bearer demo-acme")
+	stream, err := http.DefaultClient.Do(rq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET /host/events = %d", stream.StatusCode)
+	}
+
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	// Read stdout to its end (the process closes it on exit), then Wait.
+	var rest []string
+	exited := make(chan error, 1)
+	go func() {
+		for lines.Scan() {
+			rest = append(rest, lines.Text())
+		}
+		exited <- cmd.Wait()
+	}()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit: %v; stderr:\n%s", err, stderr.String())
+		}
+		if len(rest) != 0 {
+			t.Errorf("more stdout after the listening line: %q", rest)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no exit within 5s of %v", sig)
+	}
+}

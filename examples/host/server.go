@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// hostStore is what the host needs from its store: the interop contract plus
+// memstore's event poll, host-event subscription and agent inventory. It is
+// an interface so tests can wrap the real store to inject faults.
+type hostStore interface {
+	interop.RunStore
+	interop.AgentInventory
+	PollEvents(ctx context.Context, sub interop.Subject, runID string, after int64, timeout time.Duration) ([]interop.RunEvent, interop.Run, error)
+	SubscribeHostEvents(ctx context.Context, tenant, workspace, lastEventID string) iter.Seq[interop.HostEvent]
+}
+
+// config is everything newHandler needs. Zero optional fields get the
+// defaults noted on them.
+type config struct {
+	// Store holds runs, events, host events and agents. Required.
+	Store hostStore
+	// Auth turns a request's credential into a Subject. Required.
+	Auth interop.SubjectResolver
+	// BaseURL is the absolute public origin used in links
+	// ("http://127.0.0.1:8080"). Required.
+	BaseURL string
+	// Logger receives faults (never credentials). Default: discard.
+	Logger *slog.Logger
+	// Version is discovery's implementation.version. Default: "0.0.0-dev".
+	Version string
+	// MaxBodyBytes bounds request bodies. Default: 1 MiB.
+	MaxBodyBytes int64
+	// Heartbeat is the SSE keep-alive period. Default: 15 s.
+	Heartbeat time.Duration
+	// Drain, when done, ends open event streams and long polls so a
+	// graceful shutdown does not wait for them. Default: never.
+	Drain context.Context
+}
+
+const (
+	implementationName = "wopinterop example host"
+	defaultVersion     = "0.0.0-dev"
+	defaultMaxBody     = 1 << 20
+	defaultHeartbeat   = 15 * time.Second
+	protocolVersion    = "2.0"
+)
+
+type server struct {
+	store     hostStore
+	auth      interop.SubjectResolver
+	links     links
+	log       *slog.Logger
+	maxBody   int64
+	heartbeat time.Duration
+	drain     context.Context
+	discovery discoveryDocument
+}
+
+// newHandler builds the host's http.Handler from cfg.
+func newHandler(cfg config) (http.Handler, error) {
+	if cfg.Store == nil || cfg.Auth == nil {
+		return nil, errors.New("host: config needs a Store and an Auth resolver")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("host: BaseURL must be an absolute http(s) origin")
+	}
+	s := &server{
+		store:     cfg.Store,
+		auth:      cfg.Auth,
+		links:     links{base: strings.TrimSuffix(cfg.BaseURL, "/")},
+		log:       cfg.Logger,
+		maxBody:   cfg.MaxBodyBytes,
+		heartbeat: cfg.Heartbeat,
+		drain:     cfg.Drain,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = defaultMaxBody
+	}
+	if s.heartbeat <= 0 {
+		s.heartbeat = defaultHeartbeat
+	}
+	if s.drain == nil {
+		s.drain = context.Background()
+	}
+	version := cfg.Version
+	if version == "" {
+		version = defaultVersion
+	}
+	if s.discovery, err = newDiscoveryDocument(version); err != nil {
+		return nil, err
+	}
+
+	mux := http.NewServeMux()
+	s.mountREST(mux)
+	// Further protocol surfaces mount here, each with its own prefix, e.g.
+	//   mux.Handle("/a2a/", a2aHandler)
+	//   mux.Handle("/mcp", mcpHandler)
+	return mux, nil
+}
+
+// mountREST registers the OpenWOP REST subset. Each path also gets a
+// method-less fallback so that a method it does not serve is answered in
+// the error envelope (404 not_found with Allow) rather than by the mux's
+// plain-text 405.
+func (s *server) mountREST(mux *http.ServeMux) {
+	routes := []struct {
+		method, path string
+		h            http.Handler
+	}{
+		{"GET", "/.well-known/openwop", http.HandlerFunc(s.getDiscovery)},
+		{"POST", "/runs", s.authed(s.createRun)},
+		{"GET", "/runs", s.authed(s.listRuns)},
+		{"GET", "/runs/{runId}", s.authed(s.getRun)},
+		{"POST", "/runs/{runId}/cancel", s.authed(s.cancelRun)},
+		{"POST", "/runs/{runId}/interrupts/{interruptId}", s.authed(s.resolveInterrupt)},
+		{"GET", "/runs/{runId}/events/poll", s.authed(s.pollEvents)},
+		{"GET", "/host/events", s.authed(s.hostEvents)},
+		{"GET", "/agents", s.authed(s.listAgents)},
+	}
+	allow := map[string][]string{}
+	var paths []string
+	for _, rt := range routes {
+		mux.Handle(rt.method+" "+rt.path, s.versioned(rt.h))
+		if _, seen := allow[rt.path]; !seen {
+			paths = append(paths, rt.path)
+		}
+		allow[rt.path] = append(allow[rt.path], rt.method)
+	}
+	for _, p := range paths {
+		mux.Handle(p, s.versioned(s.methodNotServed(allow[p])))
+	}
+	mux.Handle("/", s.versioned(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, interop.ErrNotFound)
+	})))
+}
+
+// versioned applies the OpenWOP-Version request header (versioning.md
+// §1.3) and names the contract on every response (§1.4).
+func (s *server) versioned(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("OpenWOP-Version", protocolVersion)
+		if err := checkVersionHeader(r.Header.Values("OpenWOP-Version")); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// authed resolves the Subject before h runs. The host serves no anonymous
+// callers, so a resolver answer without an authenticated tenant is refused
+// like a missing credential.
+func (s *server) authed(h func(http.ResponseWriter, *http.Request, interop.Subject)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sub, err := s.auth.ResolveSubject(r)
+		if err == nil && (!sub.Authenticated || sub.Tenant == "") {
+			err = interop.ErrUnauthenticated
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r, sub)
+	})
+}
+
+func (s *server) methodNotServed(methods []string) http.Handler {
+	allow := strings.Join(methods, ", ")
+	if strings.Contains(allow, "GET") {
+		allow += ", HEAD"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		s.writeError(w, r, &apiError{
+			Status:  http.StatusNotFound,
+			Code:    codeNotFound,
+			Message: "this path does not serve the request method",
+		})
+	})
+}
+
+// respond writes v as JSON with status.
+func (s *server) respond(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeBody(w, status, body)
+}
+
+// streamContext is the context of a long-lived response: it ends when the
+// client goes away or when the host drains.
+func (s *server) streamContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.drain, cancel)
+	return ctx, func() { stop(); cancel() }
+}

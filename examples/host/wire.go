@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+)
+
+// This file is the host's JSON encoders: the REST views of runs, events,
+// agents and host events. Ids in bodies are bound ("acme/…"); ids in links
+// are projected once, here (RULES R77).
+
+// links builds the absolute links the host hands out. The origin comes from
+// configuration, never from the request's Host header.
+type links struct{ base string }
+
+func (l links) run(runID string) string { return l.base + "/runs/" + isolation.Project(runID) }
+func (l links) poll(runID string) string {
+	return l.run(runID) + "/events/poll"
+}
+func (l links) interrupt(runID, interruptID string) string {
+	return l.run(runID) + "/interrupts/" + isolation.Project(interruptID)
+}
+
+// runSnapshot is the RunSnapshot a getRun, listRuns or resolve answers with.
+type runSnapshot struct {
+	RunID      string            `json:"runId"`
+	WorkflowID string            `json:"workflowId"`
+	Status     interop.RunStatus `json:"status"`
+	CreatedAt  time.Time         `json:"createdAt"`
+	UpdatedAt  time.Time         `json:"updatedAt"`
+	ContextID  string            `json:"contextId,omitempty"`
+	Interrupts []interruptView   `json:"interrupts,omitempty"`
+	Artifacts  []artifactView    `json:"artifacts"`
+	Outputs    json.RawMessage   `json:"outputs,omitempty"`
+	Error      *runErrorView     `json:"error,omitempty"`
+}
+
+type interruptView struct {
+	InterruptID string                `json:"interruptId"`
+	Kind        interop.InterruptKind `json:"kind"`
+	Key         string                `json:"key,omitempty"`
+	NodeID      string                `json:"nodeId,omitempty"`
+	Message     string                `json:"message,omitempty"`
+	Actions     []string              `json:"actions,omitempty"`
+	// ResolveURL is where POST {"resumeValue":…} resolves it.
+	ResolveURL string `json:"resolveUrl"`
+}
+
+type artifactView struct {
+	ArtifactID  string     `json:"artifactId"`
+	Name        string     `json:"name,omitempty"`
+	Description string     `json:"description,omitempty"`
+	Parts       []partView `json:"parts"`
+}
+
+type partView struct {
+	Kind      interop.PartKind `json:"kind"`
+	Text      string           `json:"text,omitempty"`
+	Data      json.RawMessage  `json:"data,omitempty"`
+	URL       string           `json:"url,omitempty"`
+	Raw       []byte           `json:"raw,omitempty"`
+	MediaType string           `json:"mediaType,omitempty"`
+	Filename  string           `json:"filename,omitempty"`
+}
+
+type runErrorView struct {
+	Message string `json:"message"`
+}
+
+func (l links) snapshot(run interop.Run) runSnapshot {
+	s := runSnapshot{
+		RunID:      run.ID,
+		WorkflowID: run.WorkflowID,
+		Status:     run.Status,
+		CreatedAt:  run.CreatedAt.UTC(),
+		UpdatedAt:  run.StatusAt.UTC(),
+		ContextID:  run.ContextID,
+		Artifacts:  make([]artifactView, 0, len(run.Artifacts)),
+	}
+	if run.Status.Suspended() {
+		for _, in := range run.Interrupts {
+			s.Interrupts = append(s.Interrupts, interruptView{
+				InterruptID: in.ID, Kind: in.Kind, Key: in.Key, NodeID: in.NodeID,
+				Message: in.Message, Actions: in.Actions,
+				ResolveURL: l.interrupt(run.ID, in.ID),
+			})
+		}
+	}
+	for _, a := range run.Artifacts {
+		s.Artifacts = append(s.Artifacts, artifactOf(a))
+	}
+	if run.Status == interop.StatusCompleted && len(run.Output) > 0 {
+		s.Outputs = run.Output
+	}
+	if run.Status == interop.StatusFailed {
+		msg := run.FailureMessage
+		if msg == "" {
+			msg = "the run failed"
+		}
+		s.Error = &runErrorView{Message: msg}
+	}
+	return s
+}
+
+func artifactOf(a interop.Artifact) artifactView {
+	v := artifactView{ArtifactID: a.ID, Name: a.Name, Description: a.Description, Parts: make([]partView, 0, len(a.Parts))}
+	for _, p := range a.Parts {
+		v.Parts = append(v.Parts, partView{
+			Kind: p.Kind, Text: p.Text, Data: p.Data, URL: p.URL, Raw: p.Raw,
+			MediaType: p.MediaType, Filename: p.Filename,
+		})
+	}
+	return v
+}
+
+// createdView answers createRun.
+type createdView struct {
+	RunID     string            `json:"runId"`
+	Status    interop.RunStatus `json:"status"`
+	EventsURL string            `json:"eventsUrl"`
+	StatusURL string            `json:"statusUrl"`
+}
+
+// cancelView answers cancelRun.
+type cancelView struct {
+	RunID  string            `json:"runId"`
+	Status interop.RunStatus `json:"status"`
+}
+
+// runListView answers listRuns; NextCursor is omitted on the last page.
+type runListView struct {
+	Runs       []runSnapshot `json:"runs"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+}
+
+// pollView answers pollRunEvents.
+type pollView struct {
+	RunID        string            `json:"runId"`
+	Events       []eventView       `json:"events"`
+	LastSequence int64             `json:"lastSequence"`
+	Status       interop.RunStatus `json:"status"`
+	IsTerminal   bool              `json:"isTerminal"`
+}
+
+type eventView struct {
+	Sequence    int64             `json:"sequence"`
+	Type        interop.EventType `json:"type"`
+	At          time.Time         `json:"at"`
+	Status      interop.RunStatus `json:"status"`
+	InterruptID string            `json:"interruptId,omitempty"`
+	Artifact    *artifactView     `json:"artifact,omitempty"`
+	Append      bool              `json:"append,omitempty"`
+	LastChunk   bool              `json:"lastChunk,omitempty"`
+	Reason      string            `json:"reason,omitempty"`
+	Transport   interop.Transport `json:"transport,omitempty"`
+	Payload     json.RawMessage   `json:"payload,omitempty"`
+}
+
+func pollOf(run interop.Run, events []interop.RunEvent) pollView {
+	v := pollView{
+		RunID:        run.ID,
+		Events:       make([]eventView, 0, len(events)),
+		LastSequence: run.LastSequence,
+		Status:       run.Status,
+		IsTerminal:   run.Status.Terminal(),
+	}
+	for _, e := range events {
+		ev := eventView{
+			Sequence: e.Sequence, Type: e.Type, At: e.At.UTC(), Status: e.Status,
+			InterruptID: e.InterruptID, Reason: e.Reason, Transport: e.Transport, Payload: e.Payload,
+		}
+		if e.Artifact != nil {
+			a := artifactOf(*e.Artifact)
+			ev.Artifact, ev.Append, ev.LastChunk = &a, e.Append, e.LastChunk
+		}
+		v.Events = append(v.Events, ev)
+	}
+	return v
+}
+
+// agentView is one GET /agents entry.
+type agentView struct {
+	AgentID     string   `json:"agentId"`
+	Persona     string   `json:"persona"`
+	PackVersion string   `json:"packVersion"`
+	Description string   `json:"description,omitempty"`
+	Workflows   []string `json:"workflows"`
+}
+
+type agentListView struct {
+	Agents []agentView `json:"agents"`
+}
+
+func agentsOf(agents []interop.Agent) agentListView {
+	v := agentListView{Agents: make([]agentView, 0, len(agents))}
+	for _, a := range agents {
+		wf := a.Workflows
+		if wf == nil {
+			wf = []string{}
+		}
+		v.Agents = append(v.Agents, agentView{
+			AgentID: a.ID, Persona: a.Persona, PackVersion: a.PackVersion,
+			Description: a.Description, Workflows: wf,
+		})
+	}
+	return v
+}
+
+// errUnframeable reports a host event whose type or id cannot be carried in
+// an SSE field line.
+var errUnframeable = errors.New("host event type or id contains a line break")
+
+// writeSSE writes one host event as an SSE frame (RULES R144): "event:" is
+// the type, "id:" the eventId for durable events only, "data:" the
+// HostEvent JSON.
+func writeSSE(w io.Writer, ev interop.HostEvent) error {
+	if strings.ContainsAny(ev.Type, "\r\n") || strings.ContainsAny(ev.EventID, "\r\n") {
+		return errUnframeable
+	}
+	ev.Timestamp = ev.Timestamp.UTC()
+	if len(ev.Payload) == 0 {
+		ev.Payload = json.RawMessage("{}") // the schema requires an object
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode host event: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteString("event: " + ev.Type + "\n")
+	if ev.Delivery == interop.DeliveryDurable {
+		b.WriteString("id: " + ev.EventID + "\n")
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// encodeJSON is the one JSON encoding of every body: compact, HTML
+// characters left as they are, newline-terminated.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", fmt.Sprint(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// strongETag is a strong validator over the exact bytes of a body.
+func strongETag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}

@@ -1,0 +1,145 @@
+package memstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// benchStore has n completed conformance-noop runs in tenantA.
+func benchStore(b *testing.B, n int) (*Store, interop.Subject, []string) {
+	b.Helper()
+	s := newStore(b)
+	sub := subject(tenantA, "alice")
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = mustCreate(b, s, sub, interop.CreateRunRequest{WorkflowID: FixtureNoop, ContextID: "ctx"}).ID
+	}
+	for _, id := range ids {
+		events(b, s, sub, id)
+	}
+	return s, sub, ids
+}
+
+func BenchmarkCreateRun(b *testing.B) {
+	s := newStore(b)
+	var runs counter
+	register(b, s, tenantA, "noop", runs.noop)
+	sub := subject(tenantA, "alice")
+	req := interop.CreateRunRequest{WorkflowID: "noop", Transport: interop.TransportA2A, ContextID: "ctx"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := s.CreateRun(ctx, sub, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCreateRunIdempotentRepeat(b *testing.B) {
+	s := newStore(b)
+	sub := subject(tenantA, "alice")
+	req := interop.CreateRunRequest{WorkflowID: FixtureNoop, IdempotencyKey: "k"}
+	ctx := context.Background()
+	mustCreate(b, s, sub, req)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, created, err := s.CreateRun(ctx, sub, req); err != nil || created {
+			b.Fatal(created, err)
+		}
+	}
+}
+
+func BenchmarkGetRun(b *testing.B) {
+	s, sub, ids := benchStore(b, 1000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.GetRun(ctx, sub, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func BenchmarkGetRunUnknown(b *testing.B) {
+	s, _, ids := benchStore(b, 1000)
+	ctx := context.Background()
+	foreign := subject(tenantB, "bob")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.GetRun(ctx, foreign, ids[0]); err == nil {
+			b.Fatal("foreign read succeeded")
+		}
+	}
+}
+
+func BenchmarkListRuns(b *testing.B) {
+	s, sub, _ := benchStore(b, 1000)
+	ctx := context.Background()
+	first, err := s.ListRuns(ctx, sub, interop.ListRunsQuery{PageSize: 50})
+	if err != nil || len(first.Runs) != 50 || first.Total != 1000 {
+		b.Fatalf("setup page: %d runs, total %d, err %v", len(first.Runs), first.Total, err)
+	}
+	b.Run("first-page", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.ListRuns(ctx, sub, interop.ListRunsQuery{PageSize: 50}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("with-cursor", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.ListRuns(ctx, sub, interop.ListRunsQuery{PageSize: 50, Cursor: first.NextCursor}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("filtered", func(b *testing.B) {
+		q := interop.ListRunsQuery{PageSize: 50, ContextID: "ctx", Statuses: []interop.RunStatus{interop.StatusCompleted}}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.ListRuns(ctx, sub, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkWatchCompletedRun(b *testing.B) {
+	s, sub, ids := benchStore(b, 1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		seq, err := s.WatchRun(ctx, sub, ids[0], -1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for _, err := range seq {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 3 {
+			b.Fatalf("%d events", n)
+		}
+	}
+}
+
+func BenchmarkPublishHostEvent(b *testing.B) {
+	s := newStore(b, WithHostEventRetention(1000))
+	ctx := context.Background()
+	ev := durable("negotiation.decided", "")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.PublishHostEvent(ctx, tenantA, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

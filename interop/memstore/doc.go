@@ -1,0 +1,69 @@
+// Package memstore is the embedded default host: an in-memory
+// [interop.RunStore], [interop.AgentInventory] and [interop.EventSink] whose
+// workflows are plain Go functions. Examples and tests run on it, and a host
+// can start with it before writing its own store.
+//
+// # Workflows and runs
+//
+// A workflow is a [WorkflowFunc] registered per tenant with [Store.Register]
+// (its input schema is compiled once, there). [Store.CreateRun] validates
+// the inputs against that schema (santhosh-tekuri/jsonschema/v6) and starts
+// the function on its own goroutine; the function drives its run through a
+// [RunContext]: it can suspend on an interrupt ([RunContext.Interrupt]),
+// publish artifacts ([RunContext.PublishArtifact]), fail with a safe message
+// ([Fail]) and must return when its context is cancelled. A panicking
+// workflow fails its run with a generic message; the panic is logged, never
+// shown. The Store owns these goroutines: [Store.Close] cancels them and
+// waits for them.
+//
+// The event log of a run, with sequences from 0 up by one:
+//
+//	run.started (Transport)            -> running
+//	node.suspended (InterruptID)       -> waiting-approval | waiting-input | waiting-external (RULES R83)
+//	interrupt.resolved (InterruptID)   -> running (Reason "withdrawn" when the workflow stopped waiting)
+//	artifact.published (Artifact, ...) -> unchanged
+//	run.cancelling (Reason)            -> cancelling
+//	run.completed                      -> completed
+//	run.failed (Reason)                -> failed
+//	run.cancelled (Reason)             -> cancelled
+//
+// plus audit events appended through [Store.AppendRunEvent] (e.g.
+// negotiation.decided, RULES R22), which keep the status.
+//
+// # Guarantees (interop package documentation)
+//
+//   - Unreadable is unknown (RULES R74): a Subject reads a run iff it is in
+//     the Subject's tenant and, when the Subject names a workspace, in that
+//     workspace. Everything else answers with the very error text of an id
+//     that never existed. Lookups start from the Subject's tenant, never
+//     from the tenant segment of the id.
+//   - Idempotent creation (RULES R42): the key is scoped to (tenant,
+//     principal); a repeat, also a concurrent one, returns the first run
+//     with created=false and starts nothing.
+//   - At-most-once resolution (RULES R84, R85): approver lists, approval
+//     actions and resume schemas are enforced; the first resolution wins and
+//     every other attempt gets ErrAlreadyResolved.
+//   - Refusals change nothing: every check runs before the first write.
+//   - Ordered watch: [Store.WatchRun] and [Store.PollEvents] read the
+//     append-only log by sequence, without gaps, and end after the terminal
+//     event.
+//   - Stable listing (RULES R48): runs are kept sorted by status timestamp
+//     (newest first, id descending), and cursors are signed keyset positions.
+//   - Returned values are copies: callers can never change store state.
+//
+// # Host events
+//
+// [Store.PublishHostEvent] keeps durable host events per tenant up to a
+// retention cap and fans ephemeral ones out to live subscribers only;
+// [Store.SubscribeHostEvents] is the feed behind GET /host/events, with
+// Last-Event-ID resumption and workspace scoping (RULES R143, R144, R26).
+//
+// # Fixtures
+//
+// [ConformanceFixtures] are the workflows the conformance suite drives
+// (conformance-noop, -approval, -failure, -delay, -cancellable);
+// [Store.RegisterFixtures] installs them in a tenant.
+//
+// Store does not implement [interop.InputDeliverer]: a message for a run
+// that is running but not suspended is refused by the library (RULES R44).
+package memstore

@@ -1,0 +1,321 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+)
+
+// runRecord is one run. Everything but the immutable fields is guarded by
+// tenant.mu.
+type runRecord struct {
+	// Immutable after creation.
+	id     string
+	tenant *tenantState
+	def    *workflowEntry
+	inputs json.RawMessage
+	trace  interop.TraceContext
+	trust  interop.TrustBoundary
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	run        interop.Run         // the canonical state; reads return clones
+	events     []interop.RunEvent  // append-only; events[i].Sequence == i
+	changed    chan struct{}       // closed and replaced on every append
+	interrupts map[string]*pending // every interrupt ever raised, by id
+	usedKeys   map[string]bool     // interrupt keys already invoked (R83)
+	artifacts  map[string]*artifactState
+}
+
+type artifactState struct {
+	index  int // in run.Artifacts
+	closed bool
+}
+
+// appendEventLocked assigns the next sequence, stamps the run's current
+// status and wakes every watcher.
+func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
+	ev.RunID = rec.id
+	ev.Sequence = int64(len(rec.events))
+	ev.At = at
+	ev.Status = rec.run.Status
+	rec.events = append(rec.events, ev)
+	rec.run.LastSequence = ev.Sequence
+	close(rec.changed)
+	rec.changed = make(chan struct{})
+}
+
+// setStatusLocked moves the run to st, re-indexing it for ListRuns when
+// the status (and so the status timestamp) changes.
+func (rec *runRecord) setStatusLocked(st interop.RunStatus, at time.Time) {
+	if rec.run.Status == st {
+		return
+	}
+	t := rec.tenant
+	t.byStatusAt.remove(rec)
+	rec.run.Status = st
+	rec.run.StatusAt = at
+	t.byStatusAt.insert(rec)
+}
+
+// CreateRun starts a run of req.WorkflowID in the Subject's tenant and
+// workspace. The run, its run.started event, ContextID, Transport, Trace
+// and first Message are created in one step. A repeat of an
+// IdempotencyKey by the same tenant and principal returns the first run
+// with created=false and starts nothing, also when the calls race; if that
+// run lives in a workspace the Subject cannot read, the repeat is refused
+// with an *interop.InputError on "idempotencyKey".
+func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.CreateRunRequest) (interop.Run, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return interop.Run{}, false, err
+	}
+	t := s.tenant(sub.Tenant)
+	if t == nil {
+		return interop.Run{}, false, s.notFound.workflow
+	}
+	idem := idempotencyKey{principal: sub.Principal, key: req.IdempotencyKey}
+
+	t.mu.RLock()
+	wf := t.workflows[req.WorkflowID]
+	var prior *runRecord
+	if req.IdempotencyKey != "" {
+		prior = t.idempotency[idem]
+	}
+	if wf == nil {
+		t.mu.RUnlock()
+		return interop.Run{}, false, s.notFound.workflow
+	}
+	if prior != nil {
+		run, err := repeatLocked(sub, prior)
+		t.mu.RUnlock()
+		return run, false, err
+	}
+	t.mu.RUnlock()
+
+	// Validation is pure: do it outside the lock.
+	inputs := req.Inputs
+	if len(inputs) == 0 {
+		inputs = json.RawMessage(`{}`)
+	}
+	if err := validateJSON(wf.schema, "inputs", inputs); err != nil {
+		return interop.Run{}, false, err
+	}
+	if req.Message != nil {
+		if err := validMessage(req.Message); err != nil {
+			return interop.Run{}, false, err
+		}
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if req.IdempotencyKey != "" {
+		if prior := t.idempotency[idem]; prior != nil {
+			run, err := repeatLocked(sub, prior)
+			return run, false, err
+		}
+	}
+	id, err := isolation.NewID(t.name)
+	if err != nil {
+		return interop.Run{}, false, fmt.Errorf("memstore: mint run id: %w", err)
+	}
+	if err := s.reserveRunSlot(); err != nil {
+		return interop.Run{}, false, err
+	}
+	runCtx, cancel := context.WithCancelCause(s.runsCtx)
+	at := s.now()
+	rec := &runRecord{
+		id:      id,
+		tenant:  t,
+		def:     wf,
+		inputs:  bytes.Clone(inputs),
+		trace:   req.Trace,
+		trust:   req.TrustBoundary,
+		ctx:     runCtx,
+		cancel:  cancel,
+		changed: make(chan struct{}),
+		run: interop.Run{
+			ID:           id,
+			Tenant:       t.name,
+			Workspace:    sub.Workspace,
+			Principal:    sub.Principal,
+			WorkflowID:   wf.wf.ID,
+			Status:       interop.StatusRunning,
+			StatusAt:     at,
+			CreatedAt:    at,
+			Transport:    req.Transport,
+			ContextID:    req.ContextID,
+			LastSequence: -1,
+		},
+	}
+	if req.Message != nil {
+		rec.run.Messages = []interop.Message{cloneMessage(*req.Message)}
+	}
+	t.runs[id] = rec
+	t.byStatusAt.insert(rec)
+	if req.IdempotencyKey != "" {
+		t.idempotency[idem] = rec
+	}
+	rec.appendEventLocked(interop.RunEvent{Type: interop.EventRunStarted, Transport: req.Transport}, at)
+	snapshot := cloneRun(&rec.run)
+	go s.execute(rec)
+	return snapshot, true, nil
+}
+
+// repeatLocked answers an idempotent repeat with the first run.
+func repeatLocked(sub interop.Subject, prior *runRecord) (interop.Run, error) {
+	if !canRead(sub, prior) {
+		return interop.Run{}, &interop.InputError{Field: "idempotencyKey", Reason: "already used for a run in another workspace"}
+	}
+	return cloneRun(&prior.run), nil
+}
+
+func validMessage(m *interop.Message) error {
+	for _, p := range m.Parts {
+		if p.Kind == interop.PartData && len(p.Data) > 0 && !json.Valid(p.Data) {
+			return &interop.InputError{Field: "message", Reason: "data part is not valid JSON"}
+		}
+	}
+	return nil
+}
+
+// GetRun returns a copy of the run, or ErrNotFound when it does not exist
+// or the Subject may not read it.
+func (s *Store) GetRun(ctx context.Context, sub interop.Subject, runID string) (interop.Run, error) {
+	if err := ctx.Err(); err != nil {
+		return interop.Run{}, err
+	}
+	t := s.tenant(sub.Tenant)
+	if t == nil {
+		return interop.Run{}, s.notFound.run
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	rec := t.readableLocked(sub, runID)
+	if rec == nil {
+		return interop.Run{}, s.notFound.run
+	}
+	return cloneRun(&rec.run), nil
+}
+
+// CancelRun asks a run to stop: it withdraws any open interrupt, moves the
+// run to cancelling (run.cancelling with reason) and cancels the workflow's
+// context; run.cancelled follows when the workflow returns. A run already
+// cancelling is returned unchanged. A terminal run is ErrRunTerminal and
+// nothing is appended (RULES R49).
+func (s *Store) CancelRun(ctx context.Context, sub interop.Subject, runID, reason string) (interop.Run, error) {
+	if err := ctx.Err(); err != nil {
+		return interop.Run{}, err
+	}
+	t := s.tenant(sub.Tenant)
+	if t == nil {
+		return interop.Run{}, s.notFound.run
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rec := t.readableLocked(sub, runID)
+	if rec == nil {
+		return interop.Run{}, s.notFound.run
+	}
+	switch {
+	case rec.run.Status.Terminal():
+		return interop.Run{}, fmt.Errorf("memstore: cancel: %w", interop.ErrRunTerminal)
+	case rec.run.Status == interop.StatusCancelling:
+		return cloneRun(&rec.run), nil
+	}
+	at := s.now()
+	rec.withdrawOpenInterruptsLocked()
+	rec.run.CancelReason = reason
+	rec.setStatusLocked(interop.StatusCancelling, at)
+	rec.appendEventLocked(interop.RunEvent{Type: interop.EventRunCancelling, Reason: reason}, at)
+	rec.cancel(errCancelRequested)
+	return cloneRun(&rec.run), nil
+}
+
+// withdrawOpenInterruptsLocked closes every open interrupt without
+// resolving it.
+func (rec *runRecord) withdrawOpenInterruptsLocked() {
+	for _, in := range rec.run.Interrupts {
+		rec.interrupts[in.ID].state = interruptWithdrawn
+	}
+	rec.run.Interrupts = nil
+}
+
+// execute runs the workflow on the calling goroutine (started by CreateRun)
+// and records how it ended.
+func (s *Store) execute(rec *runRecord) {
+	defer s.running.Done()
+	rc := &RunContext{store: s, rec: rec}
+	out, err := s.invoke(rec, rc)
+	s.finish(rec, out, err)
+}
+
+// invoke calls the workflow body, turning a panic into a logged failure so
+// that one bad workflow cannot crash the host.
+func (s *Store) invoke(rec *runRecord, rc *RunContext) (out json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.cfg.logger.Error("memstore: workflow panicked",
+				"run", rec.id, "workflow", rec.def.wf.ID, "panic", p, "stack", string(debug.Stack()))
+			out, err = nil, errWorkflowPanicked
+		}
+	}()
+	return rec.def.run(rec.ctx, rc)
+}
+
+// errWorkflowPanicked stands in for the result of a workflow that panicked.
+var errWorkflowPanicked = errors.New("memstore: workflow panicked")
+
+// finish appends the terminal event. A run that was asked to cancel ends
+// cancelled whatever the workflow returned, unless it panicked: a panic is
+// a bug and always shows as a failure.
+func (s *Store) finish(rec *runRecord, out json.RawMessage, err error) {
+	t := rec.tenant
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	defer rec.cancel(nil) // releases the context's resources
+
+	var (
+		status = interop.StatusFailed
+		ev     = interop.RunEvent{Type: interop.EventRunFailed}
+		fe     *failError
+		ce     *cancelError
+	)
+	switch {
+	case errors.Is(err, errWorkflowPanicked):
+		ev.Reason = genericFailure
+	case rec.run.Status == interop.StatusCancelling:
+		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: rec.run.CancelReason}
+	case err == nil && len(out) > 0 && !json.Valid(out):
+		s.cfg.logger.Error("memstore: workflow returned invalid JSON output", "run", rec.id, "workflow", rec.def.wf.ID)
+		ev.Reason = genericFailure
+	case err == nil:
+		status, ev = interop.StatusCompleted, interop.RunEvent{Type: interop.EventRunCompleted}
+		rec.run.Output = bytes.Clone(out)
+	case errors.As(err, &fe):
+		ev.Reason = fe.msg
+	case errors.As(err, &ce):
+		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: ce.reason}
+	case errors.Is(err, ErrCancelled):
+		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: "cancelled by workflow"}
+	case rec.ctx.Err() != nil:
+		// Only Close cancels a run that is not cancelling.
+		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: "store closed"}
+	default:
+		s.cfg.logger.Error("memstore: workflow failed", "run", rec.id, "workflow", rec.def.wf.ID, "error", err)
+		ev.Reason = genericFailure
+	}
+	if status == interop.StatusFailed {
+		rec.run.FailureMessage = ev.Reason
+	}
+	at := s.now()
+	rec.withdrawOpenInterruptsLocked()
+	rec.setStatusLocked(status, at)
+	rec.appendEventLocked(ev, at)
+}

@@ -1,0 +1,179 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+)
+
+// WatchRun follows a run's event log. Readability is checked now; the
+// returned sequence then yields every event with Sequence > afterSequence
+// in order and without gaps (a negative afterSequence starts at the first
+// event), blocks for new ones, and ends right after the terminal event. If
+// ctx is done first it yields (zero event, ctx.Err()) once and ends.
+// Events are copies.
+func (s *Store) WatchRun(ctx context.Context, sub interop.Subject, runID string, afterSequence int64) (iter.Seq2[interop.RunEvent, error], error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := s.tenant(sub.Tenant)
+	if t == nil {
+		return nil, s.notFound.run
+	}
+	t.mu.RLock()
+	rec := t.readableLocked(sub, runID)
+	t.mu.RUnlock()
+	if rec == nil {
+		return nil, s.notFound.run
+	}
+	after := max(afterSequence, -1)
+	return func(yield func(interop.RunEvent, error) bool) {
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(interop.RunEvent{}, err)
+				return
+			}
+			batch, changed := rec.eventsAfter(after)
+			for _, ev := range batch {
+				if !yield(cloneEvent(ev), nil) {
+					return
+				}
+				after = ev.Sequence
+				if ev.Terminal() {
+					return
+				}
+			}
+			if len(batch) > 0 {
+				continue
+			}
+			if changed == nil { // terminal, and nothing left after `after`
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-changed:
+			}
+		}
+	}, nil
+}
+
+// eventsAfter returns the events with Sequence > after and, when there are
+// none, the channel closed by the next append (nil when the run is
+// terminal, as no event will follow). The returned slice aliases the log:
+// that is safe because the log is append-only and entries never change.
+func (rec *runRecord) eventsAfter(after int64) ([]interop.RunEvent, <-chan struct{}) {
+	t := rec.tenant
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if n := int64(len(rec.events)); after+1 < n {
+		return rec.events[after+1 : n : n], nil
+	}
+	if rec.run.Status.Terminal() {
+		return nil, nil
+	}
+	return nil, rec.changed
+}
+
+// PollEvents serves a REST poll endpoint: it returns the events with
+// Sequence > after together with the run as of the last of them. When none
+// is available yet it waits up to timeout for at least one (returning at
+// once for a terminal run), then returns what it has, possibly nothing. An
+// unreadable run is ErrNotFound; a done ctx returns ctx.Err().
+func (s *Store) PollEvents(ctx context.Context, sub interop.Subject, runID string, after int64, timeout time.Duration) ([]interop.RunEvent, interop.Run, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, interop.Run{}, err
+	}
+	t := s.tenant(sub.Tenant)
+	if t == nil {
+		return nil, interop.Run{}, s.notFound.run
+	}
+	t.mu.RLock()
+	rec := t.readableLocked(sub, runID)
+	t.mu.RUnlock()
+	if rec == nil {
+		return nil, interop.Run{}, s.notFound.run
+	}
+	after = max(after, -1)
+	var timer *time.Timer
+	for {
+		events, run, changed := rec.snapshotAfter(after)
+		if len(events) > 0 || changed == nil {
+			return events, run, nil
+		}
+		if timer == nil {
+			timer = time.NewTimer(timeout)
+			defer timer.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, interop.Run{}, ctx.Err()
+		case <-timer.C:
+			return []interop.RunEvent{}, run, nil
+		case <-changed:
+		}
+	}
+}
+
+// snapshotAfter is eventsAfter plus a consistent copy of the run, with the
+// events copied too.
+func (rec *runRecord) snapshotAfter(after int64) ([]interop.RunEvent, interop.Run, <-chan struct{}) {
+	t := rec.tenant
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	run := cloneRun(&rec.run)
+	if n := int64(len(rec.events)); after+1 < n {
+		out := make([]interop.RunEvent, 0, n-after-1)
+		for _, ev := range rec.events[after+1:] {
+			out = append(out, cloneEvent(ev))
+		}
+		return out, run, nil
+	}
+	if rec.run.Status.Terminal() {
+		return []interop.RunEvent{}, run, nil
+	}
+	return nil, run, rec.changed
+}
+
+// AppendRunEvent appends an audit event (negotiation.decided and the like)
+// to a run's log with the run's current status; the status does not change
+// and Sequence, RunID, At and Status are assigned here. The lifecycle types
+// (run.*, node.suspended, interrupt.resolved, artifact.published) belong to
+// the store and are refused with an *interop.InputError, as are events for
+// a terminal run (interop.ErrRunTerminal): the log ends with its terminal
+// event, and watchers rely on it. An unknown run is ErrNotFound.
+func (s *Store) AppendRunEvent(ctx context.Context, runID string, ev interop.RunEvent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ev.Type == "" {
+		return &interop.InputError{Field: "type", Reason: "is empty"}
+	}
+	switch ev.Type {
+	case interop.EventRunStarted, interop.EventNodeSuspended, interop.EventInterruptResolved,
+		interop.EventArtifactPublished, interop.EventRunCancelling, interop.EventRunCompleted,
+		interop.EventRunFailed, interop.EventRunCancelled:
+		return &interop.InputError{Field: "type", Reason: fmt.Sprintf("%s is written by the run store", ev.Type)}
+	}
+	// The sink is called by the library for runs its caller could read; the
+	// id's own tenant segment locates the run.
+	t := s.tenant(isolation.TenantOf(runID))
+	if t == nil {
+		return s.notFound.run
+	}
+	ev = cloneEvent(ev)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rec := t.runs[runID]
+	if rec == nil {
+		return s.notFound.run
+	}
+	if rec.run.Status.Terminal() {
+		return fmt.Errorf("memstore: append %s: %w", ev.Type, interop.ErrRunTerminal)
+	}
+	rec.appendEventLocked(ev, s.now())
+	return nil
+}

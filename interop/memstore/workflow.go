@@ -1,0 +1,205 @@
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// WorkflowFunc is a workflow body. It runs on its own goroutine, once per
+// run, and must return when ctx is done.
+//
+// How the return value ends the run:
+//   - nil error: completed (run.completed), output kept as Run.Output (it
+//     must be valid JSON or nil);
+//   - an error wrapping [ErrCancelled] (see [Cancel]), or any error once the
+//     run was asked to stop: cancelled (run.cancelled);
+//   - [Fail]("safe message"): failed with FailureMessage "safe message";
+//   - any other error, or a panic: failed with FailureMessage
+//     "workflow failed". The raw error is logged, never exposed.
+type WorkflowFunc func(ctx context.Context, rc *RunContext) (output json.RawMessage, err error)
+
+// WorkflowDef is a workflow a tenant can run.
+type WorkflowDef struct {
+	// Workflow describes it. InputSchema is a JSON Schema for the run
+	// inputs; nil means {"type":"object"}.
+	Workflow interop.Workflow
+	// Run is the body.
+	Run WorkflowFunc
+}
+
+// ErrCancelled marks a workflow that stopped because it was cancelled. A
+// workflow returning an error that wraps it ends cancelled.
+var ErrCancelled = errors.New("memstore: run cancelled")
+
+// genericFailure is the FailureMessage of a run whose workflow returned an
+// unclassified error or panicked: nothing of the raw error leaves the host.
+const genericFailure = "workflow failed"
+
+// Fail returns an error that fails the run with safeMessage as its
+// FailureMessage (and run.failed Reason). safeMessage is shown to callers:
+// never put secrets, stack traces or upstream bodies in it.
+func Fail(safeMessage string) error { return &failError{msg: safeMessage} }
+
+type failError struct{ msg string }
+
+func (e *failError) Error() string { return e.msg }
+
+// Cancel returns an error wrapping [ErrCancelled] that ends the run
+// cancelled with safeReason as the run.cancelled Reason, e.g. when an
+// interrupt was answered with the cancel outcome.
+func Cancel(safeReason string) error { return &cancelError{reason: safeReason} }
+
+type cancelError struct{ reason string }
+
+func (e *cancelError) Error() string { return "memstore: run cancelled: " + e.reason }
+func (e *cancelError) Unwrap() error { return ErrCancelled }
+
+// workflowEntry is a registered workflow with its compiled input schema.
+type workflowEntry struct {
+	wf     interop.Workflow // owned copy
+	schema *jsonschema.Schema
+	run    WorkflowFunc
+}
+
+// Register adds def to tenant's workflows. It compiles the input schema
+// once, here; runs are validated against the compiled schema. It fails on
+// an invalid tenant, an empty id, a nil Run, a duplicate id or a schema
+// that does not compile.
+func (s *Store) Register(tenant string, def WorkflowDef) error {
+	if err := validTenant(tenant); err != nil {
+		return err
+	}
+	id := def.Workflow.ID
+	if id == "" {
+		return errors.New("memstore: register: workflow id is empty")
+	}
+	if def.Run == nil {
+		return fmt.Errorf("memstore: register %q: Run is nil", id)
+	}
+	wf := cloneWorkflow(def.Workflow)
+	if len(wf.InputSchema) == 0 {
+		wf.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	schema, err := compileSchema("mem://workflow/input.json", wf.InputSchema)
+	if err != nil {
+		return fmt.Errorf("memstore: register %q: input schema: %w", id, err)
+	}
+	entry := &workflowEntry{wf: wf, schema: schema, run: def.Run}
+
+	t := s.tenantForWrite(tenant)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, dup := t.workflows[id]; dup {
+		return fmt.Errorf("memstore: register %q: duplicate workflow id", id)
+	}
+	t.workflows[id] = entry
+	t.workflowList = append(t.workflowList, entry)
+	return nil
+}
+
+// ListWorkflows returns the workflows of the Subject's tenant in
+// registration order.
+func (s *Store) ListWorkflows(ctx context.Context, sub interop.Subject) ([]interop.Workflow, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := s.tenant(sub.Tenant)
+	if t == nil {
+		return []interop.Workflow{}, nil
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]interop.Workflow, len(t.workflowList))
+	for i, e := range t.workflowList {
+		out[i] = cloneWorkflow(e.wf)
+	}
+	return out, nil
+}
+
+func cloneWorkflow(w interop.Workflow) interop.Workflow {
+	w.InputSchema = bytes.Clone(w.InputSchema)
+	w.Tags = slices.Clone(w.Tags)
+	return w
+}
+
+// denyLoader refuses every external schema reference: schemas are
+// self-contained, and compiling one must never reach the file system or the
+// network.
+type denyLoader struct{}
+
+func (denyLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
+}
+
+// compileSchema compiles one self-contained JSON Schema document.
+func compileSchema(url string, doc json.RawMessage) (*jsonschema.Schema, error) {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(denyLoader{})
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(url, v); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// validateJSON checks doc against schema and reports the first failure as
+// an *interop.InputError whose Field is field plus the JSON pointer of the
+// offending value ("inputs/delayMs").
+func validateJSON(schema *jsonschema.Schema, field string, doc json.RawMessage) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return &interop.InputError{Field: field, Reason: "not a valid JSON document"}
+	}
+	err = schema.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &interop.InputError{Field: field, Reason: "does not match the schema"}
+	}
+	leaf := firstLeaf(ve)
+	return &interop.InputError{Field: field + jsonPointer(leaf.InstanceLocation), Reason: leafReason(leaf)}
+}
+
+// firstLeaf follows the first cause down to a concrete keyword failure.
+func firstLeaf(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve
+}
+
+// leafReason is the library's English text for one keyword failure
+// ("maximum: got 700000, want 600000"), without schema URLs or locations.
+func leafReason(leaf *jsonschema.ValidationError) string {
+	only := &jsonschema.ValidationError{ErrorKind: leaf.ErrorKind}
+	out := only.BasicOutput()
+	if out != nil && out.Error != nil {
+		return out.Error.String()
+	}
+	return "does not match the schema"
+}
+
+func jsonPointer(tokens []string) string {
+	var b strings.Builder
+	for _, tok := range tokens {
+		b.WriteByte('/')
+		tok = strings.ReplaceAll(tok, "~", "~0")
+		b.WriteString(strings.ReplaceAll(tok, "/", "~1"))
+	}
+	return b.String()
+}
