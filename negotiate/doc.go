@@ -1,0 +1,35 @@
+// Package negotiate is the one version policy both protocols use in both
+// directions, and the content-free negotiation.decided audit record every
+// decision produces (OpenWOP v2 interop §Negotiation, §The floor, §The audit
+// event; RULES R17–R26).
+//
+// A [Policy] is built from a facet's offered versions, preferred version and
+// floor. [Policy.Inbound] decides the version of a request the host
+// receives (from A2A-Version, or MCP-Protocol-Version / _meta
+// protocolVersion); [Policy.Outbound] decides the version the host uses as a
+// client from what a peer advertises. A decision is a value: the protocol
+// bindings own the wire shape of a refusal (A2A -32009 with
+// supportedVersions, MCP -32022 with data.supported).
+//
+// The rules the policy enforces:
+//
+//   - A version below the floor is refused (reason below-floor), whatever
+//     the downgrade policy says (R18, R19).
+//   - No version named: A2A is served at the preferred version (R21 and this
+//     library's decision recorded there); MCP is treated as at most
+//     2025-03-26 and refused unless such a revision is offered (R112).
+//   - A downgrade between floor and preferred is granted only to an
+//     authenticated peer under a policy that allows it; an unauthenticated
+//     exchange never lowers the version below preferred (R17, R20).
+//   - Patch numbers are never negotiated: "1.0.1" is read as "1.0".
+//   - A malformed value is refused as unsupported and never copied into the
+//     record, which therefore cannot carry what a peer wrote there.
+//
+// Every decision, refusals included, yields exactly one record
+// ([Decision.Record]): protocol, outcome, at, and when known version, floor,
+// requested, reason and peerDigest — the lowercase hex SHA-256 of the peer's
+// origin, never the origin itself (R23, R24). An [Auditor] hands records to
+// the host's interop.EventSink off the request path: onto the run's log when
+// the exchange belongs to a run, otherwise as a durable host event of the
+// caller's tenant (R22, R26, R143).
+package negotiate
