@@ -1,0 +1,309 @@
+package facets
+
+import (
+	"slices"
+	"time"
+)
+
+// Status is a family record's stability claim (RULES R1, R3).
+type Status string
+
+// The three statuses. A stable record carries no Until; an experimental or
+// deprecated one must.
+const (
+	StatusStable       Status = "stable"
+	StatusExperimental Status = "experimental"
+	StatusDeprecated   Status = "deprecated"
+)
+
+// Witness is how a conformance suite can observe a family (RULES R3).
+type Witness string
+
+// The witness classes. The declaration gives a2a and mcp SeamGated.
+const (
+	WitnessUnaided           Witness = "witnessable-unaided"
+	WitnessGated             Witness = "witnessable-gated"
+	WitnessSeamGated         Witness = "seam-gated"
+	WitnessClaimsCheck       Witness = "claims-check"
+	WitnessNegativeExistence Witness = "negative-existence"
+)
+
+// Delivery is a host-event type's delivery class (RULES R143).
+type Delivery string
+
+// The two delivery classes.
+const (
+	Durable   Delivery = "durable"
+	Ephemeral Delivery = "ephemeral"
+)
+
+// Defaults that Normalize fills in. A2AVersion and MCPRevision are the
+// versions this library speaks (the interop map's pins); DefaultSince is the
+// first OpenWOP v2 minor, where a host that adopted the library with v2
+// began serving the family.
+const (
+	A2AVersion     = "1.0"
+	MCPRevision    = "2026-07-28"
+	DefaultSince   = "2.0"
+	DefaultStatus  = StatusStable
+	DefaultWitness = WitnessSeamGated
+)
+
+// Profile ids this library can back (RULES R5, R7, R8).
+const (
+	ProfileA2A10   = "a2a-1.0"
+	ProfileMCP2026 = "mcp-2026-07-28"
+)
+
+// NegotiationDecided is the host-event type of a runless negotiation record;
+// its delivery class is always durable (RULES R16, R22).
+const NegotiationDecided = "negotiation.decided"
+
+// MCP transports a server mount may list (RULES R9).
+const (
+	TransportStdio          = "stdio"
+	TransportStreamableHTTP = "streamable-http"
+)
+
+// MaxRefreshWindow is the longest refresh window a facet may declare: an
+// advertisement not re-checked against upstream for longer is
+// non-conformant (RULES R6).
+const MaxRefreshWindow = 90 * 24 * time.Hour
+
+// A2A is the a2a family record (RULES R1–R7, R11). Its JSON encoding is the
+// wire record: a boolean facet that is not offered is omitted, never false,
+// because a facet is claimed by the presence of its key (R4). An empty
+// field is omitted too, so validation reports a missing required field as
+// missing rather than as an empty string.
+//
+// Build one, call [A2A.Normalize] (or let [Validator.Declare] do it) and
+// validate it; after that, treat it as read-only.
+type A2A struct {
+	Status  Status  `json:"status,omitempty"`
+	Since   string  `json:"since,omitempty"`
+	Until   string  `json:"until,omitempty"`
+	Witness Witness `json:"witness,omitempty"`
+	// Versions lists every A2A version served, "major.minor".
+	Versions []string `json:"versions,omitempty"`
+	// PreferredVersion is served when a peer names none.
+	PreferredVersion string `json:"preferredVersion,omitempty"`
+	// MinimumVersion is the floor: nothing below it is ever used.
+	MinimumVersion string `json:"minimumVersion,omitempty"`
+	// RefreshedAt is the day the advertised versions were last re-checked
+	// against upstream.
+	RefreshedAt Date `json:"refreshedAt,omitempty"`
+	// Profiles are the conformance profiles claimed, e.g. "a2a-1.0".
+	Profiles []string `json:"profiles,omitempty"`
+	// AgentCardURL is the public agent card; its presence claims an
+	// inbound A2A surface.
+	AgentCardURL      string `json:"agentCardUrl,omitempty"`
+	Streaming         bool   `json:"streaming,omitempty"`
+	PushNotifications bool   `json:"pushNotifications,omitempty"`
+	DurableTasks      bool   `json:"durableTasks,omitempty"`
+	// AgentCards publishes a per-agent card for each inventory entry
+	// (RFC 0202).
+	AgentCards bool `json:"agentCards,omitempty"`
+
+	// RefreshWindow is how long after RefreshedAt the advertisement stays
+	// fresh. Zero means MaxRefreshWindow; longer is refused. It is not part
+	// of the wire record.
+	RefreshWindow time.Duration `json:"-"`
+}
+
+// MCP is the mcp family record (RULES R1–R6, R8–R10, R12). Its JSON
+// encoding is the wire record; Client is omitted when false.
+type MCP struct {
+	Status  Status  `json:"status,omitempty"`
+	Since   string  `json:"since,omitempty"`
+	Until   string  `json:"until,omitempty"`
+	Witness Witness `json:"witness,omitempty"`
+	// Revisions lists every MCP revision served, "YYYY-MM-DD".
+	Revisions []string `json:"revisions,omitempty"`
+	// PreferredVersion is the preferred revision (the upstream key keeps
+	// this name).
+	PreferredVersion string `json:"preferredVersion,omitempty"`
+	// MinimumRevision is the floor.
+	MinimumRevision string `json:"minimumRevision,omitempty"`
+	RefreshedAt     Date   `json:"refreshedAt,omitempty"`
+	// Profiles are the conformance profiles claimed, e.g. "mcp-2026-07-28".
+	Profiles []string `json:"profiles,omitempty"`
+	// Features are mcp.features ids from the interop map.
+	Features []string `json:"features,omitempty"`
+	// ServerURLs address the MCP server mount; ServerURLs[0] is the one a
+	// suite uses. Absolute URLs or absolute paths joined to the base URL.
+	ServerURLs  []string     `json:"serverUrls,omitempty"`
+	ServerMount *ServerMount `json:"serverMount,omitempty"`
+	MRTR        *MRTR        `json:"mrtr,omitempty"`
+	// Client advertises the host's MCP client to pack code (RFC 0204).
+	Client bool `json:"client,omitempty"`
+
+	// RefreshWindow: as A2A.RefreshWindow.
+	RefreshWindow time.Duration `json:"-"`
+}
+
+// ServerMount is mcp.serverMount: the MCP server's own transports, not a
+// host transport claim (RULES R9).
+type ServerMount struct {
+	Transports []string `json:"transports,omitempty"`
+}
+
+// MRTR is mcp.mrtr: the ceiling on multi-round tool result rounds (R10).
+type MRTR struct {
+	MaxRounds int `json:"maxRounds"`
+}
+
+// HostEventType is one entry of hostEvents.types[].
+type HostEventType struct {
+	Type     string   `json:"type"`
+	Delivery Delivery `json:"delivery"`
+}
+
+// HostEvents is the hostEvents family record (RULES R16, R143, R144).
+// Types lists the host's own host-event types; the advertisement adds
+// {negotiation.decided, durable} itself whenever an inbound surface is
+// advertised, so a host need not list it.
+type HostEvents struct {
+	Status  Status          `json:"status,omitempty"`
+	Since   string          `json:"since,omitempty"`
+	Until   string          `json:"until,omitempty"`
+	Witness Witness         `json:"witness,omitempty"`
+	Types   []HostEventType `json:"types,omitempty"`
+}
+
+// Declaration is everything a host advertises through this package. A nil
+// family is not advertised.
+type Declaration struct {
+	A2A        *A2A        `json:"a2a,omitempty"`
+	MCP        *MCP        `json:"mcp,omitempty"`
+	HostEvents *HostEvents `json:"hostEvents,omitempty"`
+}
+
+// Normalize fills what a host left empty: Status stable, Since "2.0",
+// Witness seam-gated (R3), Versions ["1.0"], PreferredVersion the newest
+// offered version and MinimumVersion the oldest. Claims (profiles, URLs,
+// boolean facets) and RefreshedAt are never invented.
+func (a *A2A) Normalize() {
+	normalizeLifecycle(&a.Status, &a.Since, &a.Witness)
+	if len(a.Versions) == 0 {
+		a.Versions = []string{A2AVersion}
+	}
+	lo, hi, ok := bounds(a.Versions, compareMajorMinor, wellFormedMajorMinor)
+	if ok && a.PreferredVersion == "" {
+		a.PreferredVersion = hi
+	}
+	if ok && a.MinimumVersion == "" {
+		a.MinimumVersion = lo
+	}
+}
+
+// Normalize is A2A.Normalize for MCP: Revisions ["2026-07-28"], preferred
+// the newest, floor the oldest.
+func (m *MCP) Normalize() {
+	normalizeLifecycle(&m.Status, &m.Since, &m.Witness)
+	if len(m.Revisions) == 0 {
+		m.Revisions = []string{MCPRevision}
+	}
+	lo, hi, ok := bounds(m.Revisions, compareRevision, wellFormedRevision)
+	if ok && m.PreferredVersion == "" {
+		m.PreferredVersion = hi
+	}
+	if ok && m.MinimumRevision == "" {
+		m.MinimumRevision = lo
+	}
+}
+
+// Normalize fills Status, Since and Witness like A2A.Normalize.
+func (h *HostEvents) Normalize() {
+	normalizeLifecycle(&h.Status, &h.Since, &h.Witness)
+}
+
+// Normalize normalizes every family present.
+func (d *Declaration) Normalize() {
+	if d.A2A != nil {
+		d.A2A.Normalize()
+	}
+	if d.MCP != nil {
+		d.MCP.Normalize()
+	}
+	if d.HostEvents != nil {
+		d.HostEvents.Normalize()
+	}
+}
+
+func normalizeLifecycle(s *Status, since *string, w *Witness) {
+	if *s == "" {
+		*s = DefaultStatus
+	}
+	if *since == "" {
+		*since = DefaultSince
+	}
+	if *w == "" {
+		*w = DefaultWitness
+	}
+}
+
+// bounds returns the lowest and highest of vs, or ok=false when any is
+// malformed (then there is nothing sensible to default to).
+func bounds(vs []string, cmp func(a, b string) int, wellFormed func(string) bool) (lo, hi string, ok bool) {
+	for _, v := range vs {
+		if !wellFormed(v) {
+			return "", "", false
+		}
+	}
+	return slices.MinFunc(vs, cmp), slices.MaxFunc(vs, cmp), true
+}
+
+// Clone returns a deep copy.
+func (a *A2A) Clone() *A2A {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.Versions = slices.Clone(a.Versions)
+	c.Profiles = slices.Clone(a.Profiles)
+	return &c
+}
+
+// Clone returns a deep copy.
+func (m *MCP) Clone() *MCP {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Revisions = slices.Clone(m.Revisions)
+	c.Profiles = slices.Clone(m.Profiles)
+	c.Features = slices.Clone(m.Features)
+	c.ServerURLs = slices.Clone(m.ServerURLs)
+	if m.ServerMount != nil {
+		c.ServerMount = &ServerMount{Transports: slices.Clone(m.ServerMount.Transports)}
+	}
+	if m.MRTR != nil {
+		r := *m.MRTR
+		c.MRTR = &r
+	}
+	return &c
+}
+
+// Clone returns a deep copy.
+func (h *HostEvents) Clone() *HostEvents {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	c.Types = slices.Clone(h.Types)
+	return &c
+}
+
+// Clone returns a deep copy.
+func (d Declaration) Clone() Declaration {
+	return Declaration{A2A: d.A2A.Clone(), MCP: d.MCP.Clone(), HostEvents: d.HostEvents.Clone()}
+}
+
+// Inbound reports whether the declaration advertises an inbound surface:
+// a2a.agentCardUrl, mcp.serverUrls or mcp.serverMount (RULES R16).
+func (d Declaration) Inbound() bool {
+	if d.A2A != nil && d.A2A.AgentCardURL != "" {
+		return true
+	}
+	return d.MCP != nil && (len(d.MCP.ServerURLs) > 0 || d.MCP.ServerMount != nil)
+}
