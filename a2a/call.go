@@ -1,0 +1,255 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mapping"
+	"github.com/wopinterop/wopinterop/negotiate"
+)
+
+// call is what every operation knows about its request once the binding has
+// authenticated, negotiated and resolved the routing value: nothing of it
+// comes from the request body except the routing value, which is resolved
+// only after authentication and never selects the tenant (RULES R37, R75).
+type call struct {
+	subject interop.Subject
+	// version is the negotiated A2A version.
+	version string
+	// agent is the inventory entry a per-agent routing value named; nil on
+	// the host interface.
+	agent *interop.Agent
+	// trace is the W3C trace context of the request's traceparent and
+	// tracestate headers, empty when absent or malformed. A well-formed
+	// value in Message.metadata.openwop wins over it (RULES R142).
+	trace interop.TraceContext
+}
+
+// versionParam is the header (or query parameter, A2A §3.6.1) naming the
+// requested version.
+const versionParam = "A2A-Version"
+
+// canonicalVersionHeader is versionParam in net/http's canonical form.
+const canonicalVersionHeader = "A2a-Version"
+
+// headerValue is http.Header.Get for a name already in canonical form.
+func headerValue(h http.Header, canonical string) string {
+	if v := h[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// requestedVersion reads A2A-Version from the header, else the query.
+func requestedVersion(r *http.Request) string {
+	// Indexing the header map by the canonical key avoids canonicalising
+	// the name on every request.
+	if v := headerValue(r.Header, canonicalVersionHeader); v != "" {
+		return strings.TrimSpace(v)
+	}
+	return r.URL.Query().Get(versionParam)
+}
+
+// prepare runs the steps every request takes before its method: resolve
+// the Subject, decide the version and record the decision, then refuse an
+// unauthenticated caller or an unserved version. The decision is recorded
+// as a host event of the caller's tenant even when the request is then
+// refused; an inbound request never writes to a run's log, so a refused
+// request appends no event (RULES R22, R26).
+func (s *Server) prepare(r *http.Request) (*call, error) {
+	ctx := r.Context()
+	sub, authErr := s.cfg.Subjects.ResolveSubject(r)
+	if authErr != nil {
+		sub = interop.Subject{}
+	}
+	d := s.cfg.Policy.Inbound(requestedVersion(r), negotiate.Peer{
+		Authenticated: authErr == nil && sub.Authenticated,
+		Origin:        r.Header.Get("Origin"),
+	})
+	if err := s.cfg.Auditor.Record(ctx, d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
+		s.log.WarnContext(ctx, "a2a: negotiation record failed", "error", err)
+		return nil, internalError()
+	}
+	switch {
+	case errors.Is(authErr, interop.ErrUnauthenticated):
+		return nil, unauthenticated()
+	case errors.Is(authErr, interop.ErrForbidden):
+		return nil, forbidden()
+	case authErr != nil:
+		s.log.ErrorContext(ctx, "a2a: subject resolver failed", "error", authErr)
+		return nil, internalError()
+	}
+	if !d.Accepted() {
+		return nil, s.errs.versionNotSupported(strings.Join(d.Supported, ","))
+	}
+	return &call{subject: sub, version: d.Version, trace: traceFrom(r)}, nil
+}
+
+// withAgent resolves a per-agent routing value for c. An empty value is the
+// host interface. A value outside the caller's inventory — another
+// tenant's, never minted, malformed — answers exactly like a never-minted
+// one (RULES R38).
+func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) error {
+	if routingValue == "" {
+		return nil
+	}
+	// An unauthenticated request never resolves a routing value, so a real
+	// one answers exactly like a never-minted one (RULES R37).
+	if s.cfg.Routing == nil || !c.subject.Authenticated {
+		return errUnknownRoutingValue
+	}
+	agent, err := s.cfg.Routing.ResolveFrom(ctx, s.cfg.Inventory, c.subject, routingValue)
+	if err != nil {
+		return errUnknownRoutingValue
+	}
+	c.agent = &agent
+	return nil
+}
+
+// errUnknownRoutingValue marks a routing value that resolves to no agent of
+// the caller; each operation answers it with its own never-minted answer.
+var errUnknownRoutingValue = errors.New("a2a: unknown routing value")
+
+// Method names of A2A 1.0.1 (RULES R57b).
+const (
+	methodSendMessage          = "SendMessage"
+	methodSendStreamingMessage = "SendStreamingMessage"
+	methodGetTask              = "GetTask"
+	methodListTasks            = "ListTasks"
+	methodCancelTask           = "CancelTask"
+	methodSubscribeToTask      = "SubscribeToTask"
+	methodCreatePushConfig     = "CreateTaskPushNotificationConfig"
+	methodGetPushConfig        = "GetTaskPushNotificationConfig"
+	methodListPushConfigs      = "ListTaskPushNotificationConfigs"
+	methodDeletePushConfig     = "DeleteTaskPushNotificationConfig"
+	methodGetExtendedAgentCard = "GetExtendedAgentCard"
+)
+
+// advertised reports whether a facet named by a map row's `requires` is on.
+func (s *Server) advertised(facet string) bool {
+	switch facet {
+	case "a2a.streaming":
+		return s.cfg.Capabilities.Streaming
+	case "a2a.pushNotifications":
+		return s.cfg.Capabilities.PushNotifications
+	case "a2a.durableTasks":
+		return s.cfg.Capabilities.DurableTasks
+	}
+	return false
+}
+
+// gate refuses a method whose map row requires a facet that is off, with
+// the row's error (RULES R51, R52). SendMessage's rows require nothing.
+func (s *Server) gate(method string) error {
+	if method == methodSendMessage {
+		return nil
+	}
+	err := s.m.A2AGate(method, "", s.advertised)
+	var off *mapping.FacetOffError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &off):
+		return s.errs.row(off.Refusal.JSONRPC, "the operation requires "+off.Facet+", which this host does not offer")
+	default:
+		return methodNotFound()
+	}
+}
+
+// W3C trace context header names (RULES R141, R142), in net/http's
+// canonical form so the header map is indexed directly.
+const (
+	headerTraceParent = "Traceparent"
+	headerTraceState  = "Tracestate"
+)
+
+// traceFrom reads the W3C trace context headers of r. A malformed or
+// repeated traceparent is ignored (the run starts a new trace rather than
+// the request failing), and tracestate travels only with a valid
+// traceparent (RULES R142). Neither carrier ever selects a tenant,
+// principal or scope.
+func traceFrom(r *http.Request) interop.TraceContext {
+	parents := r.Header[headerTraceParent]
+	if len(parents) != 1 || !validTraceParent(parents[0]) {
+		return interop.TraceContext{}
+	}
+	tc := interop.TraceContext{TraceParent: parents[0]}
+	if states := r.Header[headerTraceState]; len(states) > 0 {
+		// Repeated tracestate headers are one list (W3C trace context §3.3).
+		state := strings.Join(states, ",")
+		if validTraceState(state) {
+			tc.TraceState = state
+		}
+	}
+	return tc
+}
+
+// validTraceParent reports whether v matches
+// ^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$ with a version other
+// than ff and neither the trace id nor the parent id all zeros.
+func validTraceParent(v string) bool {
+	if len(v) != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' {
+		return false
+	}
+	for _, field := range [...]string{v[0:2], v[3:35], v[36:52], v[53:55]} {
+		for i := 0; i < len(field); i++ {
+			if c := field[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return v[0:2] != "ff" && !allZeros(v[3:35]) && !allZeros(v[36:52])
+}
+
+func allZeros(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '0' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxTraceState is the longest tracestate a vendor must propagate (W3C
+// trace context §3.3.1.5); longer values are dropped, not truncated.
+const maxTraceState = 512
+
+// validTraceState is a deliberately shallow check: printable ASCII within
+// the length limit. The value is propagated, never interpreted.
+func validTraceState(v string) bool {
+	if v == "" || len(v) > maxTraceState {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// The four push-config operations (RULES R52, §10). The gate refuses them
+// with -32003 while a2a.pushNotifications is off; until issue 6 lands the
+// operations themselves refuse too, so enabling the facet early cannot
+// expose a half-built store. Both bindings decode the request and call
+// these; issue 6 replaces the bodies.
+func (s *Server) createPushConfig(ctx context.Context, c *call, req *wire.PushConfig) (*wire.PushConfig, error) {
+	return nil, s.errs.pushNotSupported()
+}
+
+func (s *Server) getPushConfig(ctx context.Context, c *call, req *wire.GetTaskPushConfigRequest) (*wire.PushConfig, error) {
+	return nil, s.errs.pushNotSupported()
+}
+
+func (s *Server) listPushConfigs(ctx context.Context, c *call, req *wire.ListTaskPushConfigRequest) (*wire.ListTaskPushConfigResponse, error) {
+	return nil, s.errs.pushNotSupported()
+}
+
+func (s *Server) deletePushConfig(ctx context.Context, c *call, req *wire.DeleteTaskPushConfigRequest) error {
+	return s.errs.pushNotSupported()
+}

@@ -1,0 +1,177 @@
+package a2a
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mapping"
+	"github.com/wopinterop/wopinterop/negotiate"
+)
+
+// Capabilities are the a2a facets the server honours. They become the
+// card's capabilities and open or close the operation rows whose
+// `requires` names them (RULES R28, R51).
+type Capabilities struct {
+	Streaming         bool
+	PushNotifications bool
+	DurableTasks      bool
+}
+
+// CardConfig is what the public agent card says about the host beyond what
+// the server derives (interfaces, capabilities, skills).
+type CardConfig struct {
+	Name             string
+	Description      string
+	Version          string
+	Provider         *wire.AgentProvider
+	DocumentationURL string
+	IconURL          string
+	// DefaultInputModes and DefaultOutputModes default to text/plain and
+	// application/json.
+	DefaultInputModes  []string
+	DefaultOutputModes []string
+	// SecuritySchemes and SecurityRequirements must describe exactly the
+	// authentication the SubjectResolver enforces (RULES R30).
+	SecuritySchemes      wire.NamedSecuritySchemes
+	SecurityRequirements wire.SecurityRequirementsOptions
+}
+
+// Config configures a [Server]. Store, Subjects, Policy, Auditor,
+// JSONRPCURL and Routed are required.
+type Config struct {
+	Store    interop.RunStore
+	Subjects interop.SubjectResolver
+	// Policy is the A2A version policy (negotiate.A2A); its offered
+	// versions are the interfaces' protocolVersion values (RULES R27).
+	Policy *negotiate.Policy
+	// Auditor receives one negotiation.decided record per request.
+	Auditor *negotiate.Auditor
+	// Map is the interop map; nil means mapping.Builtin().
+	Map *mapping.Map
+
+	Capabilities Capabilities
+
+	// JSONRPCURL is the public URL of the JSON-RPC interface, as clients
+	// reach it. Card URLs come from here, never from the request's Host.
+	JSONRPCURL string
+	// HTTPJSONURL is the public base URL of the HTTP+JSON interface; empty
+	// when that binding is not served.
+	HTTPJSONURL string
+	// AgentCardURL is the public URL of the card (a2a.agentCardUrl).
+	AgentCardURL string
+
+	Card CardConfig
+
+	// Routed are the workflows this interface routes: one skill each on the
+	// public card (RULES R29). SendMessage without a taskId starts one of
+	// them; with a single routed workflow no selector is needed.
+	Routed []interop.Workflow
+	// SelectWorkflow picks the workflow for a new task when more than one
+	// is routed. Nil means: the skill id named in message.metadata.skillId.
+	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
+
+	// Inventory and Routing enable per-agent cards (RULES R34–R40). Both or
+	// neither.
+	Inventory interop.AgentInventory
+	Routing   *isolation.RoutingKeys
+	// ExtendedCard, when true, serves GetExtendedAgentCard for the host
+	// card (the caller's own view). Per-agent cards are served whenever
+	// Inventory and Routing are set.
+	ExtendedCard bool
+
+	// BlockTimeout bounds how long a blocking SendMessage waits for the run
+	// to reach a terminal or interrupted state; 0 means 30s.
+	BlockTimeout time.Duration
+	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
+	MaxBodyBytes int64
+	// Logger receives server faults (never secrets); nil discards.
+	Logger *slog.Logger
+	// Now stamps task timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server serves A2A 1.0 over a host's RunStore. Build it with [New]; mount
+// its handlers with [Server.JSONRPC], [Server.HTTPJSON] and
+// [Server.AgentCard].
+type Server struct {
+	cfg    Config
+	m      *mapping.Map
+	errs   *errorTable
+	log    *slog.Logger
+	now    func() time.Time
+	routed map[string]interop.Workflow
+}
+
+// New validates cfg and returns a server.
+func New(cfg Config) (*Server, error) {
+	var problems []error
+	if cfg.Store == nil {
+		problems = append(problems, errors.New("Store is required"))
+	}
+	if cfg.Subjects == nil {
+		problems = append(problems, errors.New("Subjects is required"))
+	}
+	if cfg.Policy == nil || cfg.Policy.Protocol() != negotiate.A2A {
+		problems = append(problems, errors.New("Policy must be an A2A negotiate.Policy"))
+	}
+	if cfg.Auditor == nil {
+		problems = append(problems, errors.New("Auditor is required"))
+	}
+	for name, u := range map[string]string{"JSONRPCURL": cfg.JSONRPCURL, "HTTPJSONURL": cfg.HTTPJSONURL, "AgentCardURL": cfg.AgentCardURL} {
+		if u == "" && name != "JSONRPCURL" {
+			continue
+		}
+		if p, err := url.Parse(u); err != nil || !p.IsAbs() || (p.Scheme != "https" && p.Scheme != "http") {
+			problems = append(problems, fmt.Errorf("%s %q is not an absolute http(s) URL", name, u))
+		}
+	}
+	if len(cfg.Routed) == 0 {
+		problems = append(problems, errors.New("Routed must name at least one workflow"))
+	}
+	if (cfg.Inventory == nil) != (cfg.Routing == nil) {
+		problems = append(problems, errors.New("Inventory and Routing go together"))
+	}
+	routed := make(map[string]interop.Workflow, len(cfg.Routed))
+	for _, w := range cfg.Routed {
+		if w.ID == "" {
+			problems = append(problems, errors.New("a routed workflow has no ID"))
+		}
+		if _, dup := routed[w.ID]; dup {
+			problems = append(problems, fmt.Errorf("workflow %q routed twice", w.ID))
+		}
+		routed[w.ID] = w
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("a2a: invalid config: %w", errors.Join(problems...))
+	}
+	m := cfg.Map
+	if m == nil {
+		m = mapping.Builtin()
+	}
+	errs, err := newErrorTable(m)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BlockTimeout <= 0 {
+		cfg.BlockTimeout = 30 * time.Second
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 4 << 20
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Server{cfg: cfg, m: m, errs: errs, log: log, now: now, routed: routed}, nil
+}

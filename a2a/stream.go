@@ -1,0 +1,107 @@
+package a2a
+
+// The watch-driven event sequences of SendStreamingMessage and
+// SubscribeToTask (RULES R46, R50, R54). A stream is the run's own event
+// log seen through the projection: nothing is buffered or stored on the
+// side, so a stream shows exactly what GetTask would show at each step.
+
+import (
+	"context"
+	"iter"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// follow returns the stream of run from the state it is in: the Task
+// first, then one statusUpdate per status change and one artifactUpdate
+// per artifact.published chunk, ending after the terminal statusUpdate, or
+// after an interrupted one when stopAtInterrupt (SendStreamingMessage).
+// Other log entries (audit records, interrupt bookkeeping that leaves the
+// status as it was) produce nothing: a stream never carries agent.*,
+// provider usage or tool I/O (RULES R54).
+//
+// The watch is opened here, so a run the caller cannot read is refused
+// before the first event. The stream ends quietly when ctx is done: the
+// client went away. The sequence must be ranged over once.
+func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskView, stopAtInterrupt bool) (iter.Seq2[wire.Event, error], error) {
+	first, err := s.projectOrFail(ctx, &run, v)
+	if err != nil {
+		return nil, err
+	}
+	done := func(st interop.RunStatus) bool {
+		return st.Terminal() || stopAtInterrupt && st.Suspended()
+	}
+	if done(run.Status) {
+		return func(yield func(wire.Event, error) bool) { yield(first, nil) }, nil
+	}
+	events, err := s.cfg.Store.WatchRun(ctx, c.subject, run.ID, run.LastSequence)
+	if err != nil {
+		return nil, s.taskRefusal(ctx, "WatchRun", err)
+	}
+	return func(yield func(wire.Event, error) bool) {
+		if !yield(first, nil) {
+			return
+		}
+		last := run.Status
+		for ev, err := range events {
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(nil, s.storeFault(ctx, "WatchRun", err))
+				}
+				return
+			}
+			if ev.Type == interop.EventArtifactPublished && ev.Artifact != nil {
+				if !yield(artifactUpdate(&run, &ev), nil) {
+					return
+				}
+			}
+			if ev.Status == last {
+				continue
+			}
+			last = ev.Status
+			upd, err := s.statusAt(ctx, c, &run, &ev)
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(nil, err)
+				}
+				return
+			}
+			if !yield(upd, nil) || done(ev.Status) {
+				return
+			}
+		}
+	}, nil
+}
+
+// statusAt projects the status an event moved the run to. A suspension
+// needs the interrupt it opened and a failure its message, which the event
+// does not carry: the run is read for them. If the interrupt is no longer
+// open by then, the update carries the state without it.
+func (s *Server) statusAt(ctx context.Context, c *call, run *interop.Run, ev *interop.RunEvent) (*wire.TaskStatusUpdateEvent, error) {
+	at := interop.Run{
+		ID:        run.ID,
+		ContextID: run.ContextID,
+		Status:    ev.Status,
+		StatusAt:  ev.At,
+	}
+	if ev.Status.Suspended() || ev.Status == interop.StatusFailed {
+		now, err := s.cfg.Store.GetRun(ctx, c.subject, run.ID)
+		if err != nil {
+			return nil, s.taskRefusal(ctx, "GetRun", err)
+		}
+		at.FailureMessage = now.FailureMessage
+		for _, in := range now.Interrupts {
+			if in.ID == ev.InterruptID || ev.InterruptID == "" {
+				at.Interrupts = []interop.Interrupt{in}
+				break
+			}
+		}
+	}
+	upd, err := s.statusUpdate(&at)
+	if err != nil {
+		return nil, s.storeFault(ctx, "project", err)
+	}
+	return upd, nil
+}

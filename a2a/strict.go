@@ -1,0 +1,467 @@
+package a2a
+
+// Case-sensitive member names (issue 4: "member names matched
+// case-sensitively"). encoding/json matches object keys to struct fields
+// case-insensitively, with Unicode simple folding: "ID", "Id" and even
+// "meſsageId" (long s) or "pageToKen" (Kelvin sign) land in a field, so a
+// request that spells a member wrongly would be served as if it were right.
+// Before a binding decodes params into an a2a-go request type, it walks the
+// raw JSON once and refuses any key that differs from a known member name
+// only in case. Unknown members are otherwise ignored, as proto JSON readers
+// do, and the opaque subtrees — every "metadata" value and a Part's "data"
+// payload — are skipped unread: their keys belong to the sender (RULES
+// R149).
+//
+// The walker reads bytes in place: it allocates only for a key written with
+// escapes, and it never recurses into a subtree it skips, so a deeply nested
+// opaque value costs no stack.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// shape names an object (or an array of objects) the binding decodes, so
+// the walker knows which member names are known at each level.
+type shape uint8
+
+const (
+	// shapeSkip is a scalar, an unknown member or an opaque subtree.
+	shapeSkip shape = iota
+	shapeSendMessageRequest
+	shapeSendMessageConfig
+	shapeMessage
+	shapeParts // an array of shapePart
+	shapePart
+	shapePushConfig
+	shapePushAuth
+	shapeGetTaskRequest
+	shapeListTasksRequest
+	shapeCancelTaskRequest
+	shapeSubscribeRequest
+	shapeGetPushConfigRequest
+	shapeListPushConfigsRequest
+	shapeDeletePushConfigRequest
+	shapeExtendedCardRequest
+)
+
+// names lists the member names of an object shape, comma-separated, exactly
+// as the a2a-go wire types spell them in their json tags (a2a/core.go,
+// a2a/push.go; Part members from its custom codec).
+func (sh shape) names() string {
+	switch sh {
+	case shapeSendMessageRequest:
+		return "tenant,configuration,message,metadata"
+	case shapeSendMessageConfig:
+		return "acceptedOutputModes,returnImmediately,historyLength,taskPushNotificationConfig"
+	case shapeMessage:
+		return "messageId,contextId,extensions,metadata,parts,referenceTaskIds,role,taskId"
+	case shapePart:
+		return "text,raw,data,url,filename,mediaType,metadata"
+	case shapePushConfig:
+		return "tenant,taskId,id,authentication,token,url"
+	case shapePushAuth:
+		return "credentials,scheme"
+	case shapeGetTaskRequest:
+		return "tenant,id,historyLength"
+	case shapeListTasksRequest:
+		return "tenant,contextId,status,pageSize,pageToken,historyLength,statusTimestampAfter,includeArtifacts"
+	case shapeCancelTaskRequest:
+		return "tenant,id,metadata"
+	case shapeSubscribeRequest:
+		return "tenant,id"
+	case shapeGetPushConfigRequest, shapeDeletePushConfigRequest:
+		return "tenant,taskId,id"
+	case shapeListPushConfigsRequest:
+		return "tenant,taskId,pageSize,pageToken"
+	case shapeExtendedCardRequest:
+		return "tenant"
+	}
+	return ""
+}
+
+// child is the shape of the value of the known member name of sh; members
+// not listed are scalars or opaque ("metadata", a Part's "data").
+func (sh shape) child(name string) shape {
+	switch {
+	case sh == shapeSendMessageRequest && name == "configuration":
+		return shapeSendMessageConfig
+	case sh == shapeSendMessageRequest && name == "message":
+		return shapeMessage
+	case sh == shapeSendMessageConfig && name == "taskPushNotificationConfig":
+		return shapePushConfig
+	case sh == shapeMessage && name == "parts":
+		return shapeParts
+	case sh == shapePushConfig && name == "authentication":
+		return shapePushAuth
+	}
+	return shapeSkip
+}
+
+// member returns the member of sh that name is exactly, as a substring of
+// names() so that keeping it costs nothing.
+func (sh shape) member(name string) (string, bool) {
+	rest := sh.names()
+	for rest != "" {
+		var n string
+		n, rest, _ = strings.Cut(rest, ",")
+		if n == name {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// known reports whether name is exactly one of sh's members.
+func (sh shape) known(name string) bool {
+	_, ok := sh.member(name)
+	return ok
+}
+
+// foldMatch returns the member of sh that name spells in another case, if
+// any. strings.EqualFold folds exactly as encoding/json's field matching
+// does (Unicode simple folding).
+func (sh shape) foldMatch(name string) (string, bool) {
+	rest := sh.names()
+	for rest != "" {
+		var n string
+		n, rest, _ = strings.Cut(rest, ",")
+		if n != name && strings.EqualFold(n, name) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// errMalformedJSON is returned by the walker for input that is not JSON.
+// The binding validates bodies first, so it only reaches fuzz tests.
+var errMalformedJSON = errors.New("a2a: malformed JSON")
+
+// caseMismatch reports a member whose name differs from a known one only in
+// case. Field is the canonical path of that member ("message.parts[0].text").
+type caseMismatch struct {
+	Field string
+}
+
+func (e *caseMismatch) Error() string {
+	return "a2a: member " + e.Field + " is spelled in another case"
+}
+
+// checkMemberCase walks data, a JSON value expected to have shape sh, and
+// returns a *caseMismatch for the first key that is a known member name in
+// another case, errMalformedJSON for input that is not JSON, or nil.
+// Duplicate members are not refused: encoding/json keeps the last one, and
+// so does the binding.
+func checkMemberCase(data []byte, sh shape) error {
+	w := walker{data: data}
+	if err := w.value(sh); err != nil {
+		return err
+	}
+	w.space()
+	if w.pos != len(w.data) {
+		return errMalformedJSON
+	}
+	return nil
+}
+
+// pathStep is one step of the path to the member being read: a member
+// name, or an array index when name is "".
+type pathStep struct {
+	name  string
+	index int
+}
+
+// maxPathDepth bounds the path the walker records. The shapes nest four
+// levels at most (configuration.taskPushNotificationConfig.authentication,
+// message.parts[i]); unknown and opaque subtrees are skipped, not walked.
+const maxPathDepth = 8
+
+// walker is a minimal JSON reader over a byte slice. The path to the
+// current member is a fixed array rather than linked steps, so walking
+// costs no allocation: it is rendered only for a refusal.
+type walker struct {
+	data  []byte
+	pos   int
+	path  [maxPathDepth]pathStep
+	depth int
+}
+
+func (w *walker) push(name string, index int) {
+	if w.depth < maxPathDepth {
+		w.path[w.depth] = pathStep{name: name, index: index}
+	}
+	w.depth++
+}
+
+func (w *walker) pop() { w.depth-- }
+
+// render is the canonical path of member last at the current position,
+// e.g. "message.parts[0].text".
+func (w *walker) render(last string) string {
+	var b strings.Builder
+	for _, s := range w.path[:min(w.depth, maxPathDepth)] {
+		if s.name == "" {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.name)
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(last)
+	return b.String()
+}
+
+func (w *walker) space() {
+	for w.pos < len(w.data) {
+		switch w.data[w.pos] {
+		case ' ', '\t', '\n', '\r':
+			w.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value reads one value of shape sh at the current position.
+func (w *walker) value(sh shape) error {
+	w.space()
+	if w.pos >= len(w.data) {
+		return errMalformedJSON
+	}
+	switch {
+	case sh == shapeSkip:
+		return w.skip()
+	case sh == shapeParts && w.data[w.pos] == '[':
+		return w.array(shapePart)
+	case sh != shapeParts && w.data[w.pos] == '{':
+		return w.object(sh)
+	}
+	// A value of the wrong JSON type: encoding/json reports it when
+	// decoding; there are no member names in it to check.
+	return w.skip()
+}
+
+func (w *walker) array(elem shape) error {
+	w.pos++ // '['
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == ']' {
+		w.pos++
+		return nil
+	}
+	for i := 0; ; i++ {
+		w.push("", i)
+		err := w.value(elem)
+		w.pop()
+		if err != nil {
+			return err
+		}
+		w.space()
+		if w.pos >= len(w.data) {
+			return errMalformedJSON
+		}
+		switch w.data[w.pos] {
+		case ',':
+			w.pos++
+		case ']':
+			w.pos++
+			return nil
+		default:
+			return errMalformedJSON
+		}
+	}
+}
+
+func (w *walker) object(sh shape) error {
+	w.pos++ // '{'
+	w.space()
+	if w.pos < len(w.data) && w.data[w.pos] == '}' {
+		w.pos++
+		return nil
+	}
+	for {
+		w.space()
+		raw, escaped, err := w.str()
+		if err != nil {
+			return err
+		}
+		w.space()
+		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
+			return errMalformedJSON
+		}
+		w.pos++
+		// The key is compared in place; only a key written with escapes
+		// is decoded (and allocated).
+		var name string
+		if escaped {
+			if name, err = keyName(raw, true); err != nil {
+				return err
+			}
+		}
+		var canonical string
+		var known bool
+		if escaped {
+			canonical, known = sh.member(name)
+		} else {
+			canonical, known = sh.member(string(raw))
+		}
+		child := shapeSkip
+		switch {
+		case known:
+			child = sh.child(canonical)
+		case escaped:
+			if c, ok := sh.foldMatch(name); ok {
+				return &caseMismatch{Field: w.render(c)}
+			}
+		default:
+			if c, ok := sh.foldMatch(string(raw)); ok {
+				return &caseMismatch{Field: w.render(c)}
+			}
+		}
+		// The path holds canonical names only: unknown members are
+		// skipped, never walked.
+		w.push(canonical, 0)
+		err = w.value(child)
+		w.pop()
+		if err != nil {
+			return err
+		}
+		w.space()
+		if w.pos >= len(w.data) {
+			return errMalformedJSON
+		}
+		switch w.data[w.pos] {
+		case ',':
+			w.pos++
+		case '}':
+			w.pos++
+			return nil
+		default:
+			return errMalformedJSON
+		}
+	}
+}
+
+// keyName returns a JSON string's raw contents as encoding/json would read
+// them. Without escapes that is the raw bytes (invalid UTF-8 cannot fold
+// onto an ASCII member name either way); with escapes they are decoded.
+func keyName(raw []byte, escaped bool) (string, error) {
+	if !escaped {
+		return string(raw), nil
+	}
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(quoted, '"')
+	quoted = append(quoted, raw...)
+	quoted = append(quoted, '"')
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return "", errMalformedJSON
+	}
+	return s, nil
+}
+
+// str reads a string token and returns its raw contents (between the
+// quotes) and whether it holds escapes.
+func (w *walker) str() ([]byte, bool, error) {
+	if w.pos >= len(w.data) || w.data[w.pos] != '"' {
+		return nil, false, errMalformedJSON
+	}
+	start := w.pos + 1
+	escaped := false
+	for i := start; i < len(w.data); i++ {
+		switch c := w.data[i]; {
+		case c == '\\':
+			escaped = true
+			i++ // the escaped byte never ends the string
+		case c == '"':
+			w.pos = i + 1
+			return w.data[start:i], escaped, nil
+		case c < 0x20:
+			return nil, false, errMalformedJSON
+		}
+	}
+	return nil, false, errMalformedJSON
+}
+
+// skip passes over one value of any type without recursion: nesting is
+// tracked with a counter, strings with str.
+func (w *walker) skip() error {
+	depth := 0
+	for {
+		w.space()
+		if w.pos >= len(w.data) {
+			return errMalformedJSON
+		}
+		switch c := w.data[w.pos]; c {
+		case '{', '[':
+			depth++
+			w.pos++
+			continue
+		case '}', ']':
+			if depth == 0 {
+				return errMalformedJSON
+			}
+			depth--
+			w.pos++
+		case '"':
+			if _, _, err := w.str(); err != nil {
+				return err
+			}
+		case ',', ':':
+			if depth == 0 {
+				return errMalformedJSON
+			}
+			w.pos++
+			continue
+		default:
+			if !w.literal() {
+				return errMalformedJSON
+			}
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// literal passes over a number, true, false or null. Its exact grammar is
+// encoding/json's to check; the walker only needs its end.
+func (w *walker) literal() bool {
+	start := w.pos
+	for w.pos < len(w.data) {
+		c := w.data[w.pos]
+		if c == ',' || c == '}' || c == ']' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '{' || c == '[' {
+			break
+		}
+		if c >= utf8.RuneSelf {
+			return false
+		}
+		w.pos++
+	}
+	return w.pos > start
+}
+
+// memberCaseError turns a walker result into the binding's refusal: a
+// *caseMismatch is an invalid-params error naming the canonical member.
+func (t *errorTable) memberCaseError(err error) *Error {
+	var cm *caseMismatch
+	if errors.As(err, &cm) {
+		return t.invalidParams(cm.Field, "member names are case-sensitive")
+	}
+	return t.invalidParams("", "params are not a JSON object")
+}
+
+// trimJSONSpace trims JSON whitespace around a value.
+func trimJSONSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
+}
