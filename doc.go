@@ -19,6 +19,30 @@
 //	negotiate          version policy and negotiation.decided records
 //	a2a, mcp, push     protocol surfaces (mounted as http.Handlers)
 //
-// examples/host is a runnable host on memstore; see the README for the mount
-// recipe and ARCHITECTURE.md for how each spec rule is enforced.
+// # Mounting
+//
+// This package composes the others from one [Config]: [New] validates it —
+// every problem at once, each naming its field ([ConfigError], or a
+// facets.FieldError for a facet claim the configuration does not back) —
+// declares the facets, and builds the surfaces; [Host.Mount] puts them on
+// the host's mux; [Host.Records] are the a2a and hostEvents records for the
+// host's GET /.well-known/openwop (RULES R1, R7, R16); [Host.A2ATenant] is
+// the a2aTenant of a GET /agents entry (R34); [Host.Close] drains the
+// negotiation.decided records still queued for the EventSink and must run
+// before the store is closed (R22).
+//
+//	host, err := wopinterop.New(wopinterop.Config{
+//		Store: store, Subjects: resolver, Events: sink,
+//		BaseURL: "https://agents.example.com", HostVersion: version,
+//		A2A: &wopinterop.A2AConfig{
+//			Facet:  facets.A2A{RefreshedAt: "2026-11-20", Streaming: true, DurableTasks: true},
+//			Card:   a2a.CardConfig{Name: "…", Description: "…"},
+//			Routed: workflows,
+//		},
+//	})
+//	host.Mount(mux) // /.well-known/agent-card.json, /a2a (JSON-RPC), /a2a/rest/… (HTTP+JSON)
+//	defer host.Close(ctx)
+//
+// examples/host is a runnable host on memstore; see the README for the
+// walkthrough and ARCHITECTURE.md for how each spec rule is enforced.
 package wopinterop

@@ -257,7 +257,21 @@ type Workflow struct {
 	// InputSchema is the JSON Schema of the run inputs (an object schema).
 	InputSchema json.RawMessage
 	Tags        []string
+	// TaskSupport says whether an MCP tools/call of the workflow may or must
+	// be answered with a task of the io.modelcontextprotocol/tasks
+	// extension (the tool's execution.taskSupport): "" or [TaskOptional]
+	// lets the mount decide, [TaskRequired] refuses a call that did not
+	// declare the extension (-32021), [TaskForbidden] never answers with a
+	// task. Other surfaces ignore it.
+	TaskSupport string
 }
+
+// Values of [Workflow.TaskSupport].
+const (
+	TaskOptional  = "optional"
+	TaskRequired  = "required"
+	TaskForbidden = "forbidden"
+)
 
 // Agent is an inventory entry (GET /agents): a persona with the workflows
 // routed to it.
