@@ -1,4 +1,105 @@
-// Package mcp will hold the MCP 2026-07-28 server mount: the request guard,
-// server/discover, per-caller tools, multi-round input and the Tasks
-// extension (RULES §12–§15). It has no code yet.
+// Package mcp is the MCP 2026-07-28 server mount: one http.Handler that
+// serves a host's workflows as MCP tools over stateless streamable HTTP,
+// with multi-round input (MRTR) and, optionally, the Tasks extension
+// (io.modelcontextprotocol/tasks). It implements OpenWOP v2 interop RULES
+// §12–§16 (R105–R142) and the mount's parts of §1–§2 (R8–R10, R17–R26).
+//
+// A tool is a workflow the caller may start (RunStore.ListWorkflows); a
+// tool call is a run; an MCP task is that run. The mount keeps no task
+// store and no session: every request carries its own revision and client
+// capabilities in _meta, and is authenticated by the host's
+// SubjectResolver.
+//
+// # Why the mount dispatches itself
+//
+// go-sdk's stateless handler serves 2026-07-28 but checks headers in the
+// wrong order, drops client notifications, cannot emit -32021, Tasks,
+// notifications/tasks or per-caller tool lists, and costs ~170 µs and
+// ~400 KB per request in process. The mount therefore parses and answers
+// the modern path itself with its own small result structs (every one
+// carries resultType). go-sdk is used only by the tests, as the interop
+// client and the benchmark baseline; the mount reads the few
+// clientCapabilities members it acts on itself, so the library does not
+// pull go-sdk's dependency tree into hosts. The legacy initialize era is
+// not served: initialize answers 404 -32601.
+//
+// # Request path
+//
+// guard.go lists the guard's steps and their answers: POST only; Origin
+// allowlist and the loopback Host check against DNS rebinding (403);
+// authentication (401 with WWW-Authenticate, 403) before any work (R115);
+// one JSON-RPC message per POST, member names matched exactly, batches
+// refused; unknown and removed methods 404 -32601 (R110, R112);
+// Mcp-Method, Mcp-Name (name or taskId, Base64 sentinel decoded) and
+// MCP-Protocol-Version agreeing with the body, else 400 -32020, before
+// version selection (R111); the negotiate policy, whose decision is
+// recorded as a negotiation.decided host event of the caller's tenant, and
+// -32022 with data.supported and data.requested (R17–R26, R112); _meta
+// protocolVersion and clientCapabilities, else -32602 (R113). wire.go holds
+// the framing: writeError is the one function that turns an error into
+// wire bytes, with the HTTP status table.
+//
+// # Operations
+//
+//   - server/discover: supportedVersions = the policy's revisions,
+//     capabilities.extensions exactly the extensions served, serverInfo,
+//     resultType, ttlMs and cacheScope public (R105).
+//   - tools/list: the caller's workflows sorted by name, cacheScope private,
+//     ttlMs; cached per authorization context (tenant, workspace,
+//     principal, authentication, sorted scopes) for ListTTL, with
+//     [Server.InvalidateTools]; more than 100 tools are paged with an
+//     opaque cursor (R106). A workflow's TaskSupport becomes
+//     execution.taskSupport when the extension is served.
+//   - tools/call: arguments validated against the input schema (compiled
+//     once, santhosh-tekuri/jsonschema/v6) before any run exists, else
+//     -32602 (R107); a new untrusted run over mcp per call, carrying the
+//     trace context of _meta or the traceparent header (R142); awaited
+//     until it finishes, asks for input or BlockTimeout passes. Completed
+//     → CallToolResult with the output as text, structuredContent when it
+//     is an object and artifacts as embedded resources; failed or
+//     cancelled → isError true, never a JSON-RPC error (R108).
+//   - MRTR (mrtr.go, R118–R125): a suspended run answers input_required
+//     with one elicitation/create per open interrupt keyed by interruptId —
+//     form mode only for flat, non-secret schemas, URL mode for
+//     credentials (connectUrl) or host pages, otherwise an isError result
+//     saying the input is needed out of band; no elicitation declared is
+//     -32021 {"elicitation":{}}. requestState is sealed by mcp/sealed and
+//     bound to the principal, a TTL, the request digest, the run, the
+//     interrupts and the round; it opens once. A retry resolves each
+//     answered interrupt with the caller as resolver; every refusal
+//     (forged, expired, replayed, foreign, other request, rounds above
+//     MaxRounds with data.reason mcp_mrtr_rounds_exceeded) is -32602 and
+//     leaves the run as it was. A non-eligible resolver is -32602 with
+//     data.reason not_eligible, never an internal error.
+//   - Tasks (tasks.go, R126–R135): a call that declared the extension gets
+//     CreateTaskResult whenever its run is not terminal at answer time
+//     (TaskWait); taskId is the projected runId; tasks/get (read-only),
+//     tasks/update and tasks/cancel answer an unknown, malformed or foreign
+//     taskId with one byte-identical -32602; every tasks/* needs the
+//     extension declared in that request (-32021). A tool whose
+//     TaskSupport is required is -32021 for a call without it; forbidden
+//     never becomes a task.
+//   - subscriptions/listen (listen.go, R136): an SSE stream, acknowledged
+//     first, then notifications/tasks for the readable tasks named.
+//
+// # Cancellation (inflight.go, R137–R139)
+//
+// From CreateRun (or an MRTR retry) until its whole response is flushed,
+// a request owns its run: a client disconnect, or a notifications/cancelled
+// naming the request id from the same Subject, cancels the run with reason
+// "mcp-request-cancelled". Once the response is sent nothing the client
+// does affects the run. The host sends notifications/cancelled only to end
+// a listen stream.
+//
+// # Departures worth knowing
+//
+//   - A blocking call without the tasks extension that outlives
+//     BlockTimeout cancels its run (reason "mcp-request-timeout") and
+//     answers isError: nobody else could ever collect its result.
+//   - A run that suspends on a call that cannot be asked (-32021, or an
+//     out-of-band isError) keeps waiting: the refusal changes nothing, and
+//     the host may resolve it elsewhere.
+//   - On the MCP wire the rounds ceiling is -32602 with data.reason
+//     "mcp_mrtr_rounds_exceeded"; R125 names that OpenWOP code for the host
+//     as client.
 package mcp

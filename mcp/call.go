@@ -1,0 +1,351 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mcp/sealed"
+)
+
+// callParams are the tools/call params the mount reads. Unknown members
+// (including a legacy "task" hint) are ignored: the server alone decides
+// whether to answer with a task.
+type callParams struct {
+	name string
+	// args is the arguments object; "{}" when absent (MCP treats an
+	// omitted arguments member as no arguments).
+	args         json.RawMessage
+	requestState string
+	hasState     bool
+	// responses are inputResponses: key → raw result object.
+	responses    map[string]json.RawMessage
+	hasResponses bool
+}
+
+func parseCallParams(p map[string]json.RawMessage) (callParams, *rpcError) {
+	var cp callParams
+	if json.Unmarshal(p["name"], &cp.name) != nil {
+		return cp, errInvalidParams("Invalid params: name must be a string")
+	}
+	cp.args = json.RawMessage(`{}`)
+	if raw, ok := p["arguments"]; ok && string(raw) != "null" {
+		if raw[0] != '{' {
+			return cp, errInvalidParams("Invalid params: arguments must be an object")
+		}
+		cp.args = raw
+	}
+	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &cp.requestState) != nil {
+			return cp, errInvalidParams("Invalid params: requestState must be a string")
+		}
+		cp.hasState = true
+	}
+	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
+		if raw[0] != '{' || json.Unmarshal(raw, &cp.responses) != nil {
+			return cp, errMalformedResponses
+		}
+		for _, v := range cp.responses {
+			if len(v) == 0 || v[0] != '{' {
+				return cp, errMalformedResponses
+			}
+		}
+		cp.hasResponses = true
+	}
+	return cp, nil
+}
+
+var errMalformedResponses = errInvalidParams("Invalid params: inputResponses must map each key to a result object")
+
+// invocation is one tools/call (first call or MRTR retry) after its tool
+// and arguments were checked.
+type invocation struct {
+	c      *call
+	tool   *tool
+	params callParams
+	// asTask: the request declared the tasks extension, the mount serves
+	// it and the tool does not forbid tasks, so a run that is not terminal
+	// at answer time is answered with CreateTaskResult (RULES R127).
+	asTask bool
+}
+
+// digest is the request digest requestState is bound to.
+func (inv *invocation) digest() ([32]byte, *rpcError) {
+	d, err := sealed.RequestDigest(inv.params.name, inv.params.args)
+	if err != nil {
+		return d, errInvalidParams("Invalid params: arguments must not repeat a member name")
+	}
+	return d, nil
+}
+
+// toolsCall answers tools/call (RULES R107, R108, R118, R127): the
+// arguments are checked against the tool's input schema before any run
+// exists; then a new run is created (each call is its own invocation, so
+// there is no idempotency key) and awaited.
+func (s *Server) toolsCall(w http.ResponseWriter, r *http.Request, c *call) {
+	ctx := r.Context()
+	p, perr := parseCallParams(c.msg.params)
+	if perr != nil {
+		s.writeError(w, r, c.msg.id, perr)
+		return
+	}
+	t, err := s.lookupTool(ctx, c.subject, p.name)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	if e := validateArguments(t.schema, p.args); e != nil {
+		s.writeError(w, r, c.msg.id, e)
+		return
+	}
+	inv := &invocation{c: c, tool: t, params: p}
+	support := taskSupport(t.wf)
+	inv.asTask = s.cfg.Tasks && c.caps.tasks && support != interop.TaskForbidden
+	if support == interop.TaskRequired && !inv.asTask {
+		s.writeError(w, r, c.msg.id, missingCapability(requiredTasks))
+		return
+	}
+	if p.hasState {
+		s.retry(w, r, inv)
+		return
+	}
+	if p.hasResponses {
+		// Every input_required answer of this mount carries a requestState;
+		// answers without one cannot be tied to a run.
+		s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: inputResponses need the requestState they answer"))
+		return
+	}
+	run, _, err := s.cfg.Store.CreateRun(context.WithoutCancel(ctx), c.subject, interop.CreateRunRequest{
+		WorkflowID:    t.wf.ID,
+		Inputs:        p.args,
+		Transport:     interop.TransportMCP,
+		Trace:         c.trace,
+		TrustBoundary: interop.TrustUntrusted,
+	})
+	if err != nil {
+		s.writeError(w, r, c.msg.id, createRunError(err))
+		return
+	}
+	s.respond(w, r, inv, s.own(r, c, run.ID), run, 0)
+}
+
+// createRunError maps a CreateRun refusal.
+func createRunError(err error) error {
+	var ie *interop.InputError
+	switch {
+	case errors.As(err, &ie):
+		return errInvalidParams("Invalid params: the host refused the arguments").withData(struct {
+			Field  string `json:"field"`
+			Reason string `json:"reason"`
+		}{strings.Replace(ie.Field, "inputs", "arguments", 1), ie.Reason})
+	case errors.Is(err, interop.ErrInvalidInput):
+		return errInvalidParams("Invalid params: the host refused the arguments")
+	case errors.Is(err, interop.ErrNotFound):
+		return errInvalidParams("Invalid params: unknown tool")
+	}
+	return err
+}
+
+// respond waits for the owned run and sends the answer its state calls
+// for. round is the number of input_required answers this invocation
+// already got.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, inv *invocation, f *flight, run interop.Run, round int) {
+	limit := s.cfg.BlockTimeout
+	if inv.asTask {
+		limit = s.cfg.TaskWait
+	}
+	run, err := s.settle(r.Context(), inv.c.subject, run, limit)
+	if r.Context().Err() != nil {
+		// The client is gone: the disconnect watch cancels the run.
+		f.abandon()
+		return
+	}
+	var result []byte
+	if err == nil {
+		result, err = s.outcome(r.Context(), inv, f, run, round)
+	}
+	if err != nil {
+		f.deliver(func() bool { return s.writeError(w, r, inv.c.msg.id, err) })
+		return
+	}
+	f.deliver(func() bool { return s.writeResult(w, r, inv.c.msg.id, result) })
+}
+
+// settled reports whether a blocking call can answer: the run finished or
+// asks the caller for input.
+func settled(st interop.RunStatus) bool {
+	return st.Terminal() || st == interop.StatusWaitingApproval || st == interop.StatusWaitingInput
+}
+
+// settle waits up to limit for run to settle and returns its latest state.
+// It ends early when ctx ends.
+func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Run, limit time.Duration) (interop.Run, error) {
+	if settled(run.Status) || limit <= 0 {
+		return run, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for !settled(run.Status) {
+		events, err := s.cfg.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
+		if err != nil {
+			if wctx.Err() != nil {
+				return run, nil
+			}
+			return run, err
+		}
+		reached := false
+		for ev, err := range events {
+			if err != nil {
+				break
+			}
+			if settled(ev.Status) {
+				reached = true
+				break
+			}
+		}
+		latest, err := s.cfg.Store.GetRun(context.WithoutCancel(ctx), sub, run.ID)
+		if err != nil {
+			return run, err
+		}
+		run = latest
+		if !reached {
+			break
+		}
+	}
+	return run, nil
+}
+
+// outcome encodes the answer for run's state (RULES R108, R118, R127).
+func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run interop.Run, round int) ([]byte, error) {
+	switch st := run.Status; {
+	case st.Terminal():
+		return s.callToolResult(&run)
+	case inv.asTask:
+		return s.createTaskResult(&run)
+	case st == interop.StatusWaitingApproval || st == interop.StatusWaitingInput:
+		return s.inputRequired(ctx, inv, &run, round)
+	}
+	// Still working at BlockTimeout, and the caller cannot take a task: the
+	// run has no other owner, so it stops here.
+	f.cancel(ReasonRequestTimeout)
+	return toolError("The tool did not finish within the server's time limit and was cancelled.")
+}
+
+// content is one ContentBlock of a CallToolResult.
+type content struct {
+	Type     string            `json:"type"`
+	Text     string            `json:"text,omitempty"`
+	Resource *resourceContents `json:"resource,omitempty"`
+	// resource_link members.
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
+	MIMEType string `json:"mimeType,omitempty"`
+}
+
+// resourceContents is an embedded resource's contents: text or blob.
+type resourceContents struct {
+	URI      string  `json:"uri"`
+	MIMEType string  `json:"mimeType,omitempty"`
+	Text     *string `json:"text,omitempty"`
+	Blob     string  `json:"blob,omitempty"`
+}
+
+// callToolResultJSON is CallToolResult with the 2026-07-28 resultType.
+type callToolResultJSON struct {
+	ResultType        string          `json:"resultType"`
+	Content           []content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
+}
+
+// toolError is a CallToolResult with isError true and one safe text.
+func toolError(text string) ([]byte, error) {
+	return marshal(callToolResultJSON{ResultType: "complete", Content: []content{{Type: "text", Text: text}}, IsError: true})
+}
+
+// callToolResult projects a terminal run (RULES R108): completed →
+// isError false, the output as text (and as structuredContent when it is
+// an object), each artifact part as an embedded resource; failed and
+// cancelled → isError true with a safe text, never a JSON-RPC error.
+func (s *Server) callToolResult(run *interop.Run) ([]byte, error) {
+	switch run.Status {
+	case interop.StatusFailed:
+		msg := run.FailureMessage
+		if msg == "" {
+			msg = "The tool failed."
+		}
+		return toolError(msg)
+	case interop.StatusCancelled:
+		return toolError("The tool call was cancelled.")
+	}
+	res := callToolResultJSON{ResultType: "complete"}
+	text := "The tool completed."
+	if out := trimJSON(run.Output); len(out) > 0 && string(out) != "null" {
+		var str string
+		if out[0] == '"' && json.Unmarshal(out, &str) == nil {
+			text = str
+		} else {
+			text = string(out)
+		}
+		if out[0] == '{' {
+			res.StructuredContent = out
+		}
+	}
+	res.Content = append(res.Content, content{Type: "text", Text: text})
+	for _, a := range run.Artifacts {
+		for i, p := range a.Parts {
+			res.Content = append(res.Content, artifactContent(run.ID, a, i, p))
+		}
+	}
+	return marshal(res)
+}
+
+func trimJSON(b json.RawMessage) json.RawMessage {
+	return json.RawMessage(strings.TrimSpace(string(b)))
+}
+
+// artifactContent projects one artifact part: a URL part becomes a
+// resource link, everything else an embedded resource addressed by an
+// openwop: URI naming the run, the artifact and the part.
+func artifactContent(runID string, a interop.Artifact, i int, p interop.Part) content {
+	if p.Kind == interop.PartURL {
+		name := p.Filename
+		if name == "" {
+			name = a.Name
+		}
+		if name == "" {
+			name = a.ID
+		}
+		return content{Type: "resource_link", URI: p.URL, Name: name, MIMEType: p.MediaType}
+	}
+	uri := "openwop://runs/" + isolation.Project(runID) + "/artifacts/" + url.PathEscape(a.ID) + "/parts/" + strconv.Itoa(i)
+	rc := &resourceContents{URI: uri, MIMEType: p.MediaType}
+	switch p.Kind {
+	case interop.PartText:
+		text := p.Text
+		rc.Text = &text
+		if rc.MIMEType == "" {
+			rc.MIMEType = "text/plain"
+		}
+	case interop.PartData:
+		text := string(trimJSON(p.Data))
+		rc.Text = &text
+		if rc.MIMEType == "" {
+			rc.MIMEType = "application/json"
+		}
+	default:
+		rc.Blob = base64.StdEncoding.EncodeToString(p.Raw)
+		if rc.MIMEType == "" {
+			rc.MIMEType = "application/octet-stream"
+		}
+	}
+	return content{Type: "resource", Resource: rc}
+}

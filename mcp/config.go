@@ -1,0 +1,312 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mapping"
+	"github.com/wopinterop/wopinterop/mcp/sealed"
+	"github.com/wopinterop/wopinterop/negotiate"
+)
+
+// Revision is the MCP revision this mount speaks. A policy offering any
+// other revision is refused by [New]: the mount has no legacy
+// (initialize-era) dispatch, so advertising one would promise what it does
+// not serve.
+const Revision = "2026-07-28"
+
+// TasksExtension is the id of the MCP Tasks extension the mount can serve.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// Implementation is the serverInfo the mount reports in every result's
+// _meta (self-reported; clients must not authorize on it, RULES R114).
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Config configures a [Server]. Store, Subjects, Policy, Auditor, Sealer
+// and ServerInfo are required; every other field has a documented default.
+type Config struct {
+	Store    interop.RunStore
+	Subjects interop.SubjectResolver
+	// Policy is the MCP version policy (negotiate.MCP). Its offered
+	// revisions are server/discover's supportedVersions, exactly and in
+	// order (RULES R105); each must be [Revision].
+	Policy *negotiate.Policy
+	// Auditor receives one negotiation.decided record per request that
+	// reaches version selection, as a host event of the caller's tenant.
+	Auditor *negotiate.Auditor
+	// Map is the interop map; nil means mapping.Builtin().
+	Map *mapping.Map
+	// Sealer seals and opens MRTR requestState values (RULES R121).
+	Sealer *sealed.Sealer
+
+	ServerInfo Implementation
+
+	// AllowedOrigins are the browser origins ("https://app.example") that
+	// may call the mount. A request carrying any other Origin header is
+	// refused with 403, so the default (none) refuses every browser and is
+	// safe against DNS rebinding; requests without Origin (non-browser
+	// clients) are unaffected. "*" allows every origin.
+	AllowedOrigins []string
+	// AllowAnonymous lets a request the SubjectResolver answers with an
+	// unauthenticated Subject through (RULES R115: only where the host
+	// advertises an anonymous actor). Otherwise such a request is 401.
+	AllowAnonymous bool
+	// WWWAuthenticate is the challenge sent with a 401; "" means "Bearer".
+	WWWAuthenticate string
+
+	// Tasks serves the io.modelcontextprotocol/tasks extension: it is
+	// listed in server/discover, tools/call may answer CreateTaskResult to
+	// a request that declared it, and tasks/get|update|cancel and task
+	// notifications on subscriptions/listen are served (RULES R126–R136).
+	Tasks bool
+
+	// MaxRounds is mcp.mrtr.maxRounds: how many MRTR retries one
+	// invocation may make (RULES R10, R125); 0 means 8, otherwise 1–16.
+	MaxRounds int
+	// ListTTL is the ttlMs of server/discover and tools/list and how long a
+	// caller's tool list is cached; 0 means one minute, a negative value
+	// disables the cache and reports ttlMs 0.
+	ListTTL time.Duration
+	// BlockTimeout bounds how long a tools/call (or MRTR retry) waits for
+	// its run to finish or ask for input. When it elapses the run is
+	// cancelled with reason "mcp-request-timeout" and the call answers a
+	// CallToolResult with isError true, unless the request declared the
+	// tasks extension, which gets a task instead. 0 means 30 seconds.
+	BlockTimeout time.Duration
+	// TaskWait is how long a tools/call that declared the tasks extension
+	// waits for a terminal result before answering CreateTaskResult; 0
+	// answers with the task as soon as the run exists (unless it already
+	// finished).
+	TaskWait time.Duration
+	// TaskTTL is a task's ttlMs; 0 sends null (unlimited). When set it must
+	// not be shorter than the host's run retention (RULES R134): the mount
+	// cannot check that, the host must.
+	TaskTTL time.Duration
+	// PollInterval is a task's pollIntervalMs; 0 omits it.
+	PollInterval time.Duration
+	// InterruptURL, when set, returns a host-owned page that lets the same
+	// Subject resolve an interrupt whose input cannot be asked in form mode
+	// (RULES R120); "" means there is none. Credential interrupts use their
+	// connectUrl instead.
+	InterruptURL func(ctx context.Context, s interop.Subject, run interop.Run, in interop.Interrupt) string
+
+	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
+	MaxBodyBytes int64
+	// Logger receives server faults (never secrets or request content); nil
+	// discards.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults of [Config].
+const (
+	DefaultMaxRounds    = 8
+	DefaultListTTL      = time.Minute
+	DefaultBlockTimeout = 30 * time.Second
+	DefaultMaxBodyBytes = 4 << 20
+)
+
+// Server serves the MCP 2026-07-28 streamable-HTTP mount over a host's
+// RunStore. Build it with [New], mount [Server.Handler], and call
+// [Server.Close] on shutdown to end the subscriptions/listen streams.
+type Server struct {
+	cfg     Config
+	m       *mapping.Map
+	log     *slog.Logger
+	now     func() time.Time
+	origins map[string]bool
+	anyOrig bool
+	// serverInfo is the encoded ServerInfo every result's _meta carries.
+	serverInfo []byte
+
+	tools    *toolCache
+	schemas  *schemaCache
+	inflight *inflightCalls
+
+	// life is cancelled by Close; background work (listen streams,
+	// disconnect cancellations) is counted in work so Close can wait.
+	life   context.Context
+	stop   context.CancelFunc
+	workMu sync.Mutex // orders work.Add against Close
+	work   sync.WaitGroup
+}
+
+// New validates cfg and returns a server. Every problem is reported at once.
+func New(cfg Config) (*Server, error) {
+	var problems []error
+	if cfg.Store == nil {
+		problems = append(problems, errors.New("Store is required"))
+	}
+	if cfg.Subjects == nil {
+		problems = append(problems, errors.New("Subjects is required"))
+	}
+	if cfg.Policy == nil || cfg.Policy.Protocol() != negotiate.MCP {
+		problems = append(problems, errors.New("Policy must be an MCP negotiate.Policy"))
+	} else {
+		for _, v := range cfg.Policy.Offered() {
+			if v != Revision {
+				problems = append(problems, fmt.Errorf("Policy offers revision %q; this mount serves only %s", v, Revision))
+			}
+		}
+	}
+	if cfg.Auditor == nil {
+		problems = append(problems, errors.New("Auditor is required"))
+	}
+	if cfg.Sealer == nil {
+		problems = append(problems, errors.New("Sealer is required"))
+	}
+	if cfg.ServerInfo.Name == "" || cfg.ServerInfo.Version == "" {
+		problems = append(problems, errors.New("ServerInfo needs Name and Version"))
+	}
+	if cfg.MaxRounds != 0 && (cfg.MaxRounds < 1 || cfg.MaxRounds > 16) {
+		problems = append(problems, fmt.Errorf("MaxRounds %d is outside 1–16", cfg.MaxRounds))
+	}
+	for name, d := range map[string]time.Duration{"BlockTimeout": cfg.BlockTimeout, "TaskWait": cfg.TaskWait, "TaskTTL": cfg.TaskTTL, "PollInterval": cfg.PollInterval} {
+		if d < 0 {
+			problems = append(problems, fmt.Errorf("%s must not be negative", name))
+		}
+	}
+	if cfg.MaxBodyBytes < 0 {
+		problems = append(problems, errors.New("MaxBodyBytes must not be negative"))
+	}
+	origins := map[string]bool{}
+	anyOrig := false
+	for _, o := range cfg.AllowedOrigins {
+		if o == "*" {
+			anyOrig = true
+			continue
+		}
+		if o == "" {
+			problems = append(problems, errors.New("AllowedOrigins has an empty entry"))
+			continue
+		}
+		origins[o] = true
+	}
+	m := cfg.Map
+	if m == nil {
+		m = mapping.Builtin()
+	}
+	if cfg.Tasks && !m.HasMCPTasks() {
+		problems = append(problems, errors.New("Tasks needs an interop map with the mcp.tasks rows"))
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("mcp: invalid config: %w", errors.Join(problems...))
+	}
+	if cfg.MaxRounds == 0 {
+		cfg.MaxRounds = DefaultMaxRounds
+	}
+	if cfg.ListTTL == 0 {
+		cfg.ListTTL = DefaultListTTL
+	}
+	if cfg.BlockTimeout == 0 {
+		cfg.BlockTimeout = DefaultBlockTimeout
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.WWWAuthenticate == "" {
+		cfg.WWWAuthenticate = "Bearer"
+	}
+	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	life, stop := context.WithCancel(context.Background())
+	s := &Server{
+		cfg: cfg, m: m, log: log, now: now,
+		origins: origins, anyOrig: anyOrig,
+		schemas:  newSchemaCache(),
+		inflight: newInflightCalls(),
+		life:     life, stop: stop,
+	}
+	s.serverInfo, _ = marshal(cfg.ServerInfo) // two strings: cannot fail
+	s.tools = newToolCache(s)
+	return s, nil
+}
+
+// Handler returns the mount's http.Handler. It serves POST on whatever path
+// it is mounted at (it never looks at the URL path), so it can be mounted
+// under any prefix.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Close ends every open subscriptions/listen stream (each gets a final
+// notifications/cancelled, the only one the host ever sends, RULES R139)
+// and waits for background work the mount started, or returns ctx.Err().
+// Other requests arriving after Close are still served; a listen request
+// is refused with -32603. Close is idempotent.
+func (s *Server) Close(ctx context.Context) error {
+	s.workMu.Lock()
+	s.stop()
+	s.workMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.work.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Served is what the mount really serves, for the host's MCP facet
+// (facets.ServedMCP): the root package copies it field by field.
+type Served struct {
+	// Revisions are the revisions the mount speaks.
+	Revisions []string
+	// Discover, MRTR and CacheableLists back the map features
+	// server-discover, mrtr and cacheable-lists (RULES R8).
+	Discover       bool
+	MRTR           bool
+	CacheableLists bool
+	// Extensions are the extension ids server/discover lists.
+	Extensions []string
+	// Transports are the mount's transports.
+	Transports []string
+}
+
+// Served reports what this server serves.
+func (s *Server) Served() Served {
+	return Served{
+		Revisions:      []string{Revision},
+		Discover:       true,
+		MRTR:           true,
+		CacheableLists: true,
+		Extensions:     s.extensions(),
+		Transports:     []string{"streamable-http"},
+	}
+}
+
+// extensions lists the extension ids served, in a fixed order.
+func (s *Server) extensions() []string {
+	if s.cfg.Tasks {
+		return []string{TasksExtension}
+	}
+	return []string{}
+}
+
+// listTTLMs is the ttlMs of cacheable results.
+func (s *Server) listTTLMs() int64 {
+	if s.cfg.ListTTL < 0 {
+		return 0
+	}
+	return s.cfg.ListTTL.Milliseconds()
+}

@@ -1,0 +1,114 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wopinterop/wopinterop/isolation"
+)
+
+const fuzzMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+
+// FuzzMCPRequest drives the whole handler over memstore with arbitrary
+// bodies and headers: it never panics and never answers a client's input
+// with a 5xx.
+func FuzzMCPRequest(f *testing.F) {
+	seeds := []struct{ body, method, name, version string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + fuzzMeta + `}}`, "server/discover", "", Revision},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"YWZ0ZXI6eA",` + fuzzMeta + `}}`, "tools/list", "", Revision},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"conformance-noop","arguments":{"message":"x"},` + fuzzMeta + `}}`, "tools/call", "conformance-noop", Revision},
+		{`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"conformance-approval",` + fuzzMeta + `}}`, "tools/call", "conformance-approval", Revision},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"conformance-approval","requestState":"rs1.AAAA","inputResponses":{"k":{"action":"accept"}},` + fuzzMeta + `}}`, "tools/call", "conformance-approval", Revision},
+		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"conformance-delay","arguments":{"delayMs":"x"},` + fuzzMeta + `}}`, "tools/call", "conformance-delay", Revision},
+		{`{"jsonrpc":"2.0","id":6,"method":"tasks/get","params":{"taskId":"acme~2FAAAAAAAAAAAAAAAAAAAAAAAAAA",` + fuzzMeta + `}}`, "tasks/get", "acme~2FAAAAAAAAAAAAAAAAAAAAAAAAAA", Revision},
+		{`{"jsonrpc":"2.0","id":7,"method":"tasks/update","params":{"taskId":"x","inputResponses":{},` + fuzzMeta + `}}`, "tasks/update", "x", Revision},
+		{`{"jsonrpc":"2.0","id":8,"method":"tasks/cancel","params":{"taskId":"x",` + fuzzMeta + `}}`, "tasks/cancel", "x", Revision},
+		{`{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["x"]},` + fuzzMeta + `}}`, "subscriptions/listen", "", Revision},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`, "notifications/cancelled", "", Revision},
+		{`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, "tools/list", "", Revision},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, "initialize", "", "2025-11-25"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"=?base64?eA==?=",` + fuzzMeta + `}}`, "tools/call", "=?base64?eA==?=", ""},
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s.body), s.method, s.name, s.version)
+	}
+	e := newEnv(f, withTasks, func(c *Config) {
+		c.BlockTimeout = 20 * time.Millisecond
+		c.MaxBodyBytes = 1 << 16
+	})
+	f.Fuzz(func(t *testing.T, body []byte, method, name, version string) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(string(body)))
+		r.Header.Set("Authorization", "Bearer acme:alice")
+		for k, v := range map[string]string{headerMethod: method, headerName: name, headerProtocolVersion: version} {
+			if v != "" && validHeaderValue(v) {
+				r.Header.Set(k, v)
+			}
+		}
+		// A listen stream or a blocking call ends with the request.
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, r.WithContext(ctx))
+		if rec.Code >= 500 {
+			t.Fatalf("HTTP %d for client input: %s", rec.Code, rec.Body)
+		}
+		// Runs answered as tasks would outlive the input; stop them.
+		var resp struct {
+			Result struct {
+				ResultType string `json:"resultType"`
+				TaskID     string `json:"taskId"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(rec.Body.Bytes(), &resp) == nil && resp.Result.ResultType == "task" {
+			if runID, err := isolation.ParseID(resp.Result.TaskID); err == nil {
+				_, _ = e.store.CancelRun(context.Background(), alice, runID, "fuzz")
+			}
+		}
+	})
+}
+
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzDecodeMessage: the envelope decoder never panics, and what it
+// accepts is a well-formed message.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"m","params":null}`,
+		`[1]`, `{}`, `{"jsonrpc":"2.0","id":{},"method":"m"}`, `  {"jsonrpc" : "2.0", "id" : -1.5e3, "method" : "m"}  `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		msg, err := decodeMessage(body)
+		if err != nil {
+			if err.code != codeParseError && err.code != codeInvalidRequest {
+				t.Fatalf("decoder refused with code %d", err.code)
+			}
+			if msg.id != nil && !validID(msg.id) {
+				t.Fatalf("refusal carries an invalid id %q", msg.id)
+			}
+			return
+		}
+		if msg.id != nil && !validID(msg.id) {
+			t.Fatalf("accepted id %q", msg.id)
+		}
+		var env map[string]json.RawMessage
+		if json.Unmarshal(body, &env) != nil || string(env["jsonrpc"]) != `"2.0"` {
+			t.Fatalf("accepted %q", body)
+		}
+	})
+}

@@ -1,0 +1,402 @@
+package mcp
+
+// The guard: every request passes these steps, in this order, before any
+// tools, tasks or discovery work (issue 5; RULES R110–R116):
+//
+//  1. POST only (405 with Allow: POST).
+//  2. Origin: a browser Origin outside AllowedOrigins is 403; on a loopback
+//     listener a Host that is not a loopback name is 403 (DNS rebinding).
+//  3. Authentication through the SubjectResolver: 401 with WWW-Authenticate,
+//     403, or an anonymous Subject only when AllowAnonymous (R115).
+//  4. Body: at most MaxBodyBytes (413), one JSON-RPC message (batches are
+//     -32600), notifications answered 202.
+//  5. Method: anything not served — initialize, ping, logging/setLevel,
+//     resources/(un)subscribe, tasks/result, tasks/list, unknown names — is
+//     404 with -32601 and the request id (R110, R112).
+//  6. Headers agree with the body: Mcp-Method = method, Mcp-Name = name or
+//     taskId (Base64 sentinel decoded first), MCP-Protocol-Version present
+//     and equal to _meta's protocolVersion; else 400 with -32020, before
+//     version selection (R111).
+//  7. Version selection through the negotiate policy, recorded as a
+//     negotiation.decided host event of the caller's tenant; a revision not
+//     offered is 400 with -32022 and data {supported, requested} (R112).
+//  8. _meta carries protocolVersion and clientCapabilities, else 400 -32602
+//     (R113).
+//
+// Capability checks (-32021) belong to each operation, which knows what it
+// needs.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/negotiate"
+)
+
+// Header names of the streamable-HTTP transport (matched
+// case-insensitively by net/http).
+const (
+	headerProtocolVersion = "MCP-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+)
+
+// _meta keys the mount reads (RULES R113, R114, R140).
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	metaTraceParent        = "traceparent"
+	metaTraceState         = "tracestate"
+)
+
+// Method names the mount serves or refuses by name.
+const (
+	methodDiscover           = "server/discover"
+	methodToolsList          = "tools/list"
+	methodToolsCall          = "tools/call"
+	methodListen             = "subscriptions/listen"
+	methodTasksGet           = "tasks/get"
+	methodTasksUpdate        = "tasks/update"
+	methodTasksCancel        = "tasks/cancel"
+	methodNotifyCancelled    = "notifications/cancelled"
+	methodNotifyTasks        = "notifications/tasks"
+	methodNotifyAcknowledged = "notifications/subscriptions/acknowledged"
+)
+
+// call is what every operation knows about its request once the guard let
+// it through. Nothing of the Subject comes from the body (RULES R75).
+type call struct {
+	msg     rpcMessage
+	subject interop.Subject
+	// version is the negotiated revision.
+	version string
+	caps    clientCaps
+	// meta is the request's _meta object.
+	meta  map[string]json.RawMessage
+	trace interop.TraceContext
+}
+
+// clientCaps is what the mount reads of the request's clientCapabilities.
+// Everything else in it is opaque (RULES R116).
+type clientCaps struct {
+	// elicitation: the elicitation capability is declared at all.
+	elicitation bool
+	// form and url: the modes declared. An empty elicitation object means
+	// form only.
+	form, url bool
+	// tasks: extensions["io.modelcontextprotocol/tasks"] is declared.
+	tasks bool
+}
+
+// operation serves one method once the guard passed.
+type operation func(s *Server, w http.ResponseWriter, r *http.Request, c *call)
+
+// operations returns the served methods. The tasks methods exist only when
+// the extension is served; everything else is -32601.
+func (s *Server) operation(method string) operation {
+	switch method {
+	case methodDiscover:
+		return (*Server).discover
+	case methodToolsList:
+		return (*Server).toolsList
+	case methodToolsCall:
+		return (*Server).toolsCall
+	case methodListen:
+		return (*Server).listen
+	}
+	if !s.cfg.Tasks {
+		return nil
+	}
+	switch method {
+	case methodTasksGet:
+		return (*Server).tasksGet
+	case methodTasksUpdate:
+		return (*Server).tasksUpdate
+	case methodTasksCancel:
+		return (*Server).tasksCancel
+	}
+	return nil
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
+		return
+	}
+	if !s.originAllowed(r) {
+		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Forbidden: origin not allowed", status: http.StatusForbidden})
+		return
+	}
+	sub, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
+	body, err := s.readBody(r)
+	if err != nil {
+		s.writeError(w, r, nil, err)
+		return
+	}
+	msg, perr := decodeMessage(body)
+	if perr != nil {
+		s.writeError(w, r, msg.id, perr)
+		return
+	}
+	if msg.notification() {
+		s.notification(w, r, sub, &msg)
+		return
+	}
+	op := s.operation(msg.method)
+	if op == nil {
+		s.writeError(w, r, msg.id, newError(codeMethodNotFound, "Method not found"))
+		return
+	}
+	c, err := s.prepare(r, sub, msg)
+	if err != nil {
+		s.writeError(w, r, msg.id, err)
+		return
+	}
+	op(s, w, r, c)
+}
+
+// originAllowed applies the Origin allowlist and, on a loopback listener,
+// the Host check that defeats DNS rebinding.
+func (s *Server) originAllowed(r *http.Request) bool {
+	if origins := r.Header.Values("Origin"); len(origins) > 0 {
+		if s.anyOrig {
+			return true
+		}
+		for _, o := range origins {
+			if !s.origins[o] {
+				return false
+			}
+		}
+		return true
+	}
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(addr) {
+		return isLoopbackHost(r.Host)
+	}
+	return true
+}
+
+func isLoopbackAddr(a net.Addr) bool {
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
+// isLoopbackHost reports whether a Host header names the loopback
+// interface: localhost or a loopback IP, with or without a port.
+func isLoopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// authenticate resolves the Subject. A refusal is answered here, after the
+// negotiation of the request's header version is recorded as an
+// unauthenticated exchange (RULES R22, R26).
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.Subject, bool) {
+	sub, err := s.cfg.Subjects.ResolveSubject(r)
+	if err == nil && (sub.Authenticated || s.cfg.AllowAnonymous) {
+		return sub, true
+	}
+	if err == nil {
+		err = interop.ErrUnauthenticated
+	}
+	d := s.cfg.Policy.Inbound(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
+	if rerr := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{}); rerr != nil {
+		s.log.WarnContext(r.Context(), "mcp: negotiation record failed", "error", rerr)
+	}
+	switch {
+	case errors.Is(err, interop.ErrUnauthenticated):
+		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Unauthorized: authentication required", status: http.StatusUnauthorized, challenge: true})
+	case errors.Is(err, interop.ErrForbidden):
+		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Forbidden: the credential may not use this MCP server", status: http.StatusForbidden})
+	default:
+		s.writeError(w, r, nil, err)
+	}
+	return interop.Subject{}, false
+}
+
+var errBodyTooLarge = &rpcError{code: codeInvalidRequest, message: "Request body too large", status: http.StatusRequestEntityTooLarge}
+
+// readBody reads the whole body within MaxBodyBytes.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	limit := s.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		return nil, errBodyTooLarge
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	// One byte past the limit tells a body at the limit from one over it.
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	if n > limit {
+		return nil, errBodyTooLarge
+	}
+	if err != nil {
+		return nil, newError(codeInvalidRequest, "Invalid request: the body could not be read")
+	}
+	return buf.Bytes(), nil
+}
+
+// notification answers a JSON-RPC notification with 202. Only
+// notifications/cancelled has an effect: naming an in-flight request of the
+// same Subject, it cancels that request's run (RULES R137).
+func (s *Server) notification(w http.ResponseWriter, r *http.Request, sub interop.Subject, msg *rpcMessage) {
+	if h := strings.TrimSpace(r.Header.Get(headerMethod)); h != "" && h != msg.method {
+		s.writeError(w, r, nil, newError(codeHeaderMismatch, "Header mismatch: Mcp-Method does not match the body's method"))
+		return
+	}
+	if msg.method == methodNotifyCancelled {
+		if id, ok := msg.params["requestId"]; ok && validID(id) {
+			s.inflight.cancel(flightKey(sub, id))
+		}
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// prepare runs guard steps 6–8 for a request.
+func (s *Server) prepare(r *http.Request, sub interop.Subject, msg rpcMessage) (*call, error) {
+	c := &call{msg: msg, subject: sub}
+	if err := checkHeaders(r, &msg); err != nil {
+		return nil, err
+	}
+	var meta map[string]json.RawMessage
+	if raw, ok := msg.params["_meta"]; ok && len(raw) > 0 && raw[0] == '{' {
+		_ = json.Unmarshal(raw, &meta) // a valid object: cannot fail
+	}
+	requested := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
+	if raw, ok := meta[metaProtocolVersion]; ok {
+		var v string
+		if json.Unmarshal(raw, &v) == nil && v != requested {
+			return nil, newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
+		}
+	}
+	d := s.cfg.Policy.Inbound(requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")})
+	if err := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
+		return nil, err
+	}
+	if requested == "" {
+		// The header-less revision rule (R112) refused it; upstream
+		// answers a missing required header with -32020.
+		return nil, newError(codeHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header is required")
+	}
+	if !d.Accepted() {
+		return nil, newError(codeUnsupportedVer, "Unsupported protocol version").withData(struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}{d.Supported, d.RequestedRaw})
+	}
+	c.version = d.Version
+	c.meta = meta
+	var v string
+	if raw, ok := meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil {
+		return nil, errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
+	}
+	caps, ok := meta[metaClientCapabilities]
+	if !ok || !parseCaps(caps, &c.caps) {
+		return nil, errInvalidParams("Invalid params: _meta io.modelcontextprotocol/clientCapabilities is required")
+	}
+	c.trace = traceFrom(r, meta)
+	return c, nil
+}
+
+// checkHeaders compares Mcp-Method and Mcp-Name with the body (guard step 6).
+func checkHeaders(r *http.Request, msg *rpcMessage) error {
+	if strings.TrimSpace(r.Header.Get(headerMethod)) != msg.method {
+		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Method must equal the body's method")
+	}
+	var member string
+	switch msg.method {
+	case methodToolsCall:
+		member = "name"
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		member = "taskId"
+	default:
+		return nil
+	}
+	values := r.Header.Values(headerName)
+	if len(values) != 1 {
+		return newError(codeHeaderMismatch, "Header mismatch: one Mcp-Name header is required")
+	}
+	header, ok := decodeHeaderValue(strings.TrimSpace(values[0]))
+	var body string
+	raw, present := msg.params[member]
+	if !ok || !present || json.Unmarshal(raw, &body) != nil || body != header {
+		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name must equal params."+member)
+	}
+	return nil
+}
+
+// decodeHeaderValue undoes the Base64 sentinel encoding ("=?base64?…?=")
+// of a header value; a plain value is returned as is. A sentinel that does
+// not decode to UTF-8 text is reported false.
+func decodeHeaderValue(v string) (string, bool) {
+	const prefix, suffix = "=?base64?", "?="
+	if len(v) < len(prefix)+len(suffix) || !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(v[len(prefix) : len(v)-len(suffix)])
+	if err != nil || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
+}
+
+// parseCaps reads the capabilities the mount acts on. raw must be a JSON
+// object; members of any other shape count as not declared.
+func parseCaps(raw json.RawMessage, out *clientCaps) bool {
+	var caps map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {
+		return false
+	}
+	if el, ok := caps["elicitation"]; ok && len(el) > 0 && el[0] == '{' {
+		var modes map[string]json.RawMessage
+		if json.Unmarshal(el, &modes) == nil {
+			out.elicitation = true
+			_, form := modes["form"]
+			_, url := modes["url"]
+			out.form = form || !url
+			out.url = url
+		}
+	}
+	if ext, ok := caps["extensions"]; ok && len(ext) > 0 && ext[0] == '{' {
+		var exts map[string]json.RawMessage
+		if json.Unmarshal(ext, &exts) == nil {
+			if v, ok := exts[TasksExtension]; ok && len(v) > 0 && v[0] == '{' {
+				out.tasks = true
+			}
+		}
+	}
+	return true
+}
+
+// missingCapability is -32021 naming what the request did not declare, as
+// a ClientCapabilities object (RULES R113).
+func missingCapability(required string) *rpcError {
+	return newError(codeMissingCapability, "Missing required client capability").withData(json.RawMessage(`{"requiredCapabilities":` + required + `}`))
+}
+
+// Required-capability objects.
+const (
+	requiredElicitation     = `{"elicitation":{}}`
+	requiredElicitationForm = `{"elicitation":{"form":{}}}`
+	requiredTasks           = `{"extensions":{"` + TasksExtension + `":{}}}`
+)

@@ -1,0 +1,172 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// Cancel reasons the mount gives cancelRun.
+const (
+	// ReasonRequestCancelled: the client went away (or sent
+	// notifications/cancelled) before the whole response was sent (RULES
+	// R137).
+	ReasonRequestCancelled = "mcp-request-cancelled"
+	// ReasonRequestTimeout: a blocking call without the tasks extension hit
+	// BlockTimeout; the run had no other owner.
+	ReasonRequestTimeout = "mcp-request-timeout"
+	// ReasonTaskCancelled: tasks/cancel.
+	ReasonTaskCancelled = "mcp-task-cancelled"
+)
+
+// cancelTimeout bounds a cancelRun issued on the client's behalf after the
+// request context is gone.
+const cancelTimeout = 10 * time.Second
+
+// flight is a request that owns a run: from the moment it starts or
+// continues the run until its whole response is sent (RULES R137). Until
+// then a disconnect, or a notifications/cancelled naming the request,
+// cancels the run; afterwards nothing does (R138).
+type flight struct {
+	s     *Server
+	sub   interop.Subject
+	runID string
+	key   string
+	once  sync.Once
+	// stopAfter disarms the disconnect watch; it reports whether the watch
+	// had not fired yet.
+	stopAfter func() bool
+	// counted: the disconnect watch is counted as server work.
+	counted bool
+
+	// A disconnect noticed while the response is being written waits for
+	// the write's outcome: a client that read the whole answer and hung up
+	// must not cancel the run it was just told about.
+	mu      sync.Mutex
+	sending bool
+	written chan struct{}
+	sent    bool // set before written is closed
+}
+
+// own makes the request r the owner of runID.
+func (s *Server) own(r *http.Request, c *call, runID string) *flight {
+	f := &flight{s: s, sub: c.subject, runID: runID, key: flightKey(c.subject, c.msg.id), written: make(chan struct{})}
+	s.inflight.add(f)
+	f.counted = s.begin()
+	f.stopAfter = context.AfterFunc(r.Context(), func() {
+		if f.counted {
+			defer s.end()
+		}
+		f.disconnected()
+	})
+	return f
+}
+
+// disconnected runs when the request context ends.
+func (f *flight) disconnected() {
+	f.mu.Lock()
+	sending := f.sending
+	f.mu.Unlock()
+	if sending {
+		<-f.written
+		if f.sent {
+			return
+		}
+	}
+	f.cancel(ReasonRequestCancelled)
+}
+
+// cancel cancels the run once, whatever asks first. A run that already
+// finished is left as it is.
+func (f *flight) cancel(reason string) {
+	f.once.Do(func() {
+		// The request context is gone or going: cancel on a fresh one.
+		ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
+		defer stop()
+		if _, err := f.s.cfg.Store.CancelRun(ctx, f.sub, f.runID, reason); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
+			f.s.log.Warn("mcp: cancelling a run failed", "error", err)
+		}
+	})
+}
+
+// deliver writes the response with write, which reports whether the whole
+// response reached the connection, and ends the ownership: when it did
+// not, the run is cancelled rather than left to a client that will never
+// see its answer.
+func (f *flight) deliver(write func() bool) {
+	f.mu.Lock()
+	f.sending = true
+	f.mu.Unlock()
+	f.sent = write()
+	close(f.written)
+	f.end(f.sent)
+}
+
+// abandon ends the ownership of a request whose client is gone without
+// writing anything.
+func (f *flight) abandon() {
+	close(f.written)
+	f.end(false)
+}
+
+func (f *flight) end(sent bool) {
+	f.s.inflight.remove(f)
+	if !sent {
+		f.cancel(ReasonRequestCancelled)
+	}
+	if f.stopAfter() && f.counted {
+		f.s.end()
+	}
+}
+
+// inflightCalls indexes the flights by (Subject, request id) for
+// notifications/cancelled.
+type inflightCalls struct {
+	mu sync.Mutex
+	m  map[string]*flight
+}
+
+func newInflightCalls() *inflightCalls { return &inflightCalls{m: map[string]*flight{}} }
+
+// flightKey scopes a request id to its Subject: a notification can only
+// name its own requests.
+func flightKey(sub interop.Subject, id []byte) string {
+	b := make([]byte, 0, len(sub.Tenant)+len(sub.Workspace)+len(sub.Principal)+len(id)+16)
+	for _, f := range [...]string{sub.Tenant, sub.Workspace, sub.Principal} {
+		b = strconv.AppendInt(b, int64(len(f)), 10)
+		b = append(b, ':')
+		b = append(b, f...)
+	}
+	return string(append(b, id...))
+}
+
+func (c *inflightCalls) add(f *flight) {
+	c.mu.Lock()
+	c.m[f.key] = f
+	c.mu.Unlock()
+}
+
+func (c *inflightCalls) remove(f *flight) {
+	c.mu.Lock()
+	if c.m[f.key] == f {
+		delete(c.m, f.key)
+	}
+	c.mu.Unlock()
+}
+
+// cancel cancels the run of the flight under key, if there is one.
+func (c *inflightCalls) cancel(key string) bool {
+	c.mu.Lock()
+	f := c.m[key]
+	c.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	f.cancel(ReasonRequestCancelled)
+	return true
+}

@@ -1,0 +1,234 @@
+package mcp
+
+// The Tasks extension (io.modelcontextprotocol/tasks, RULES R126–R136).
+// A task is the host's run: taskId is the runId in its projected wire form
+// (R129), status comes from the interop map (R130), and every tasks/*
+// method reads and writes the run through the RunStore with the caller's
+// Subject, so a foreign or purged task answers exactly like one that never
+// existed (R135).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mapping"
+)
+
+// taskJSON is a Task and its derived shapes: CreateTaskResult (resultType
+// "task"), the DetailedTask of tasks/get (resultType "complete") and the
+// params of notifications/tasks (no resultType).
+type taskJSON struct {
+	Meta           *notificationMeta       `json:"_meta,omitempty"`
+	ResultType     string                  `json:"resultType,omitempty"`
+	TaskID         string                  `json:"taskId"`
+	Status         mapping.TaskStatus      `json:"status"`
+	StatusMessage  string                  `json:"statusMessage,omitempty"`
+	CreatedAt      string                  `json:"createdAt"`
+	LastUpdatedAt  string                  `json:"lastUpdatedAt"`
+	TTLMs          *int64                  `json:"ttlMs"`
+	PollIntervalMs int64                   `json:"pollIntervalMs,omitempty"`
+	InputRequests  map[string]inputRequest `json:"inputRequests,omitempty"`
+	Result         json.RawMessage         `json:"result,omitempty"`
+	Error          *taskError              `json:"error,omitempty"`
+}
+
+type taskError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// notificationMeta carries the subscription id on listen-stream
+// notifications.
+type notificationMeta struct {
+	SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+}
+
+// timestamp formats an ISO 8601 time in UTC with milliseconds.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// task fills the Task members of run.
+func (s *Server) task(run *interop.Run, status mapping.TaskStatus) taskJSON {
+	t := taskJSON{
+		TaskID:        isolation.Project(run.ID),
+		Status:        status,
+		CreatedAt:     timestamp(run.CreatedAt),
+		LastUpdatedAt: timestamp(run.StatusAt),
+	}
+	if s.cfg.TaskTTL > 0 {
+		ms := s.cfg.TaskTTL.Milliseconds()
+		t.TTLMs = &ms
+	}
+	if s.cfg.PollInterval > 0 {
+		t.PollIntervalMs = s.cfg.PollInterval.Milliseconds()
+	}
+	return t
+}
+
+// createTaskResult answers a tools/call whose run is not terminal (RULES
+// R127). The run already exists, so tasks/get resolves it at once (R128).
+func (s *Server) createTaskResult(run *interop.Run) ([]byte, error) {
+	status, ok := s.m.MCPTaskStatus(run.Status)
+	if !ok {
+		return nil, errors.New("mcp: no task status for run status " + string(run.Status))
+	}
+	t := s.task(run, status)
+	t.ResultType = "task"
+	return marshal(t)
+}
+
+// detailedTask projects run as tasks/get would (RULES R130): inputRequests
+// while input is required (no requestState), the CallToolResult once
+// completed (a failed run is completed with isError true), and an error
+// object only for the host-fault status failed.
+func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *interop.Run) (taskJSON, error) {
+	status, ok := s.m.MCPTaskStatus(run.Status)
+	if !ok {
+		return taskJSON{}, errors.New("mcp: no task status for run status " + string(run.Status))
+	}
+	t := s.task(run, status)
+	switch status {
+	case mapping.TaskInputRequired:
+		p := s.project(ctx, sub, run, clientCaps{}, true)
+		t.InputRequests = p.requests
+		if t.InputRequests == nil {
+			t.InputRequests = map[string]inputRequest{}
+		}
+		if p.outOfBand != "" {
+			t.StatusMessage = p.outOfBand
+		}
+	case mapping.TaskCompleted:
+		res, err := s.callToolResult(run)
+		if err != nil {
+			return taskJSON{}, err
+		}
+		t.Result = res
+	case mapping.TaskFailed:
+		t.Error = &taskError{Code: codeInternalError, Message: "The task failed in the host."}
+	}
+	return t, nil
+}
+
+// errUnknownTask answers every taskId the caller cannot read: unknown,
+// purged, malformed or another tenant's, byte for byte alike (RULES R135).
+var errUnknownTask = errInvalidParams("Invalid params: unknown task")
+
+// taskRun reads the run a tasks/* request names. It first checks that the
+// request declared the extension (-32021, R113).
+func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
+	if !c.caps.tasks {
+		return interop.Run{}, missingCapability(requiredTasks)
+	}
+	var taskID string
+	if json.Unmarshal(c.msg.params["taskId"], &taskID) != nil {
+		return interop.Run{}, errUnknownTask
+	}
+	runID, err := isolation.ParseID(taskID)
+	if err != nil || isolation.CheckReadable(c.subject, runID) != nil {
+		return interop.Run{}, errUnknownTask
+	}
+	run, err := s.cfg.Store.GetRun(ctx, c.subject, runID)
+	if err != nil {
+		if errors.Is(isolation.GateError(err), interop.ErrNotFound) {
+			return interop.Run{}, errUnknownTask
+		}
+		return interop.Run{}, err
+	}
+	return run, nil
+}
+
+// tasksGet answers tasks/get: a read that appends nothing (RULES R131).
+func (s *Server) tasksGet(w http.ResponseWriter, r *http.Request, c *call) {
+	run, err := s.taskRun(r.Context(), c)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	t, err := s.detailedTask(r.Context(), c.subject, &run)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	t.ResultType = "complete"
+	s.writeResultValue(w, r, c, t)
+}
+
+// ack is the empty acknowledgement of tasks/update and tasks/cancel.
+var ack = []byte(`{"resultType":"complete"}`)
+
+// tasksUpdate answers tasks/update (RULES R132): each inputResponses entry
+// keyed by an open interrupt resolves it as an MRTR retry would, with the
+// caller as resolver; keys that are not open (never issued, already
+// answered, withdrawn) resolve nothing. A refusal the store gives the
+// caller (not an eligible approver, a value it refuses) is -32602.
+func (s *Server) tasksUpdate(w http.ResponseWriter, r *http.Request, c *call) {
+	ctx := r.Context()
+	run, err := s.taskRun(ctx, c)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	var responses map[string]json.RawMessage
+	raw, ok := c.msg.params["inputResponses"]
+	if !ok || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &responses) != nil {
+		s.writeError(w, r, c.msg.id, errMalformedResponses)
+		return
+	}
+	answers := map[string]elicitResult{}
+	for _, in := range run.Interrupts {
+		raw, ok := responses[in.ID]
+		if !ok {
+			continue
+		}
+		er, ok := parseElicitResult(raw)
+		if !ok {
+			s.writeError(w, r, c.msg.id, errMalformedResponses)
+			return
+		}
+		answers[in.ID] = er
+	}
+	for _, in := range run.Interrupts {
+		er, ok := answers[in.ID]
+		if !ok {
+			continue
+		}
+		outcome, value := resolution(in, er)
+		_, err := s.cfg.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{RunID: run.ID, InterruptID: in.ID, Outcome: outcome, Value: value})
+		if err != nil {
+			if e := resolveError(in, err); e != nil {
+				s.writeError(w, r, c.msg.id, e)
+				return
+			}
+		}
+	}
+	s.writeResult(w, r, c.msg.id, ack)
+}
+
+// tasksCancel answers tasks/cancel (RULES R133): an acknowledgement that
+// cancels the run as cancelRun would; a finished run is acknowledged and
+// nothing is appended.
+func (s *Server) tasksCancel(w http.ResponseWriter, r *http.Request, c *call) {
+	ctx := r.Context()
+	run, err := s.taskRun(ctx, c)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	if !run.Status.Terminal() {
+		_, err = s.cfg.Store.CancelRun(context.WithoutCancel(ctx), c.subject, run.ID, ReasonTaskCancelled)
+		switch {
+		case err == nil, errors.Is(err, interop.ErrRunTerminal):
+		case errors.Is(isolation.GateError(err), interop.ErrNotFound):
+			s.writeError(w, r, c.msg.id, errUnknownTask)
+			return
+		default:
+			s.writeError(w, r, c.msg.id, err)
+			return
+		}
+	}
+	s.writeResult(w, r, c.msg.id, ack)
+}

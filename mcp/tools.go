@@ -1,0 +1,420 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// discover answers server/discover (RULES R105): supportedVersions are the
+// policy's offered revisions in the policy's order, capabilities.extensions
+// exactly the extensions served, and the result is the same for every
+// caller (cacheScope public).
+func (s *Server) discover(w http.ResponseWriter, r *http.Request, c *call) {
+	type toolsCap struct{}
+	result := struct {
+		ResultType        string   `json:"resultType"`
+		TTLMs             int64    `json:"ttlMs"`
+		CacheScope        string   `json:"cacheScope"`
+		SupportedVersions []string `json:"supportedVersions"`
+		Capabilities      struct {
+			Tools      toolsCap                   `json:"tools"`
+			Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+		} `json:"capabilities"`
+	}{ResultType: "complete", TTLMs: s.listTTLMs(), CacheScope: "public", SupportedVersions: s.cfg.Policy.Offered()}
+	for _, ext := range s.extensions() {
+		if result.Capabilities.Extensions == nil {
+			result.Capabilities.Extensions = map[string]json.RawMessage{}
+		}
+		result.Capabilities.Extensions[ext] = json.RawMessage(`{}`)
+	}
+	s.writeResultValue(w, r, c, result)
+}
+
+// toolsPageSize is the longest tools/list page; a caller with more tools
+// gets an opaque cursor.
+const toolsPageSize = 100
+
+// toolsList answers tools/list (RULES R106): the workflows the caller may
+// start, sorted by name, identical for every connection of the caller and
+// cached per authorization context.
+func (s *Server) toolsList(w http.ResponseWriter, r *http.Request, c *call) {
+	set, err := s.tools.get(r.Context(), c.subject)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	start := 0
+	if raw, ok := c.msg.params["cursor"]; ok && string(raw) != "null" {
+		var cursor string
+		after, ok := "", json.Unmarshal(raw, &cursor) == nil
+		if ok {
+			after, ok = decodeCursor(cursor)
+		}
+		if !ok {
+			s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: unknown cursor"))
+			return
+		}
+		start, _ = slices.BinarySearchFunc(set.sorted, after, func(t *tool, name string) int { return strings.Compare(t.wf.ID, name) })
+		if start < len(set.sorted) && set.sorted[start].wf.ID == after {
+			start++
+		}
+	}
+	page := set.firstPage
+	if start != 0 {
+		page = s.encodeToolsPage(set.sorted, start)
+	}
+	s.writeResult(w, r, c.msg.id, page)
+}
+
+// tool is one workflow as the caller's tool: the workflow, its compiled
+// input schema and its encoded Tool object.
+type tool struct {
+	wf     interop.Workflow
+	schema *jsonschema.Schema
+	json   []byte
+}
+
+// toolSet is one authorization context's tools.
+type toolSet struct {
+	tenant    string
+	expires   time.Time
+	sorted    []*tool
+	byName    map[string]*tool
+	firstPage []byte
+}
+
+// toolCache keeps each authorization context's tool list for ListTTL. The
+// key is tenant, workspace, principal, authentication and the sorted
+// scopes: whatever the host could authorize on (RULES R106, R117).
+type toolCache struct {
+	s       *Server
+	mu      sync.Mutex
+	entries map[string]*toolSet
+}
+
+// maxToolSets bounds the cache; a full cache drops expired entries first,
+// then arbitrary ones.
+const maxToolSets = 4096
+
+func newToolCache(s *Server) *toolCache {
+	return &toolCache{s: s, entries: map[string]*toolSet{}}
+}
+
+// authContextKey identifies an authorization context.
+func authContextKey(sub interop.Subject) string {
+	var b strings.Builder
+	for _, f := range [...]string{sub.Tenant, sub.Workspace, sub.Principal} {
+		b.WriteString(strconv.Itoa(len(f)))
+		b.WriteByte(':')
+		b.WriteString(f)
+	}
+	if sub.Authenticated {
+		b.WriteByte('A')
+	}
+	scopes := slices.Clone(sub.Scopes)
+	slices.Sort(scopes)
+	for _, sc := range slices.Compact(scopes) {
+		b.WriteString(strconv.Itoa(len(sc)))
+		b.WriteByte(':')
+		b.WriteString(sc)
+	}
+	return b.String()
+}
+
+// get returns the caller's tools, from the cache while fresh.
+func (tc *toolCache) get(ctx context.Context, sub interop.Subject) (*toolSet, error) {
+	key := authContextKey(sub)
+	now := tc.s.now()
+	tc.mu.Lock()
+	set, ok := tc.entries[key]
+	tc.mu.Unlock()
+	if ok && now.Before(set.expires) {
+		return set, nil
+	}
+	set, err := tc.build(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	if tc.s.cfg.ListTTL > 0 {
+		set.expires = now.Add(tc.s.cfg.ListTTL)
+		tc.mu.Lock()
+		if len(tc.entries) >= maxToolSets {
+			tc.evictLocked(now)
+		}
+		tc.entries[key] = set
+		tc.mu.Unlock()
+	}
+	return set, nil
+}
+
+// evictLocked drops the expired lists, then arbitrary ones until the
+// cache is half full.
+func (tc *toolCache) evictLocked(now time.Time) {
+	for k, e := range tc.entries {
+		if !now.Before(e.expires) {
+			delete(tc.entries, k)
+		}
+	}
+	for k := range tc.entries {
+		if len(tc.entries) < maxToolSets/2 {
+			break
+		}
+		delete(tc.entries, k)
+	}
+}
+
+// invalidate drops the cached lists of tenant, or every list when tenant
+// is "".
+func (tc *toolCache) invalidate(tenant string) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	for k, e := range tc.entries {
+		if tenant == "" || e.tenant == tenant {
+			delete(tc.entries, k)
+		}
+	}
+}
+
+// InvalidateTools drops the cached tool lists of tenant ("" drops every
+// tenant's), so the next tools/list or tools/call reads the workflows from
+// the store again. Call it when a tenant's workflows or a caller's
+// authorizations change; otherwise lists refresh after ListTTL.
+func (s *Server) InvalidateTools(tenant string) { s.tools.invalidate(tenant) }
+
+// build reads the caller's workflows and encodes them as tools. A workflow
+// whose input schema is not a JSON object or does not compile cannot be
+// validated, so it is left out (and logged) rather than served unchecked.
+func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, error) {
+	s := tc.s
+	wfs, err := s.cfg.Store.ListWorkflows(ctx, sub)
+	if err != nil {
+		return nil, fmt.Errorf("list workflows: %w", err)
+	}
+	set := &toolSet{tenant: sub.Tenant, byName: make(map[string]*tool, len(wfs))}
+	for _, wf := range wfs {
+		if wf.ID == "" || set.byName[wf.ID] != nil {
+			continue
+		}
+		raw := wf.InputSchema
+		if len(bytes.TrimSpace(raw)) == 0 {
+			raw = json.RawMessage(`{"type":"object"}`)
+		}
+		sch, err := s.schemas.get(raw)
+		if err != nil {
+			s.log.WarnContext(ctx, "mcp: workflow left out of tools/list: input schema unusable", "workflow", wf.ID, "error", err)
+			continue
+		}
+		wf.InputSchema = raw
+		t := &tool{wf: wf, schema: sch}
+		if t.json, err = s.encodeTool(wf); err != nil {
+			s.log.WarnContext(ctx, "mcp: workflow left out of tools/list: not encodable", "workflow", wf.ID, "error", err)
+			continue
+		}
+		set.byName[wf.ID] = t
+		set.sorted = append(set.sorted, t)
+	}
+	slices.SortFunc(set.sorted, func(a, b *tool) int { return strings.Compare(a.wf.ID, b.wf.ID) })
+	set.firstPage = s.encodeToolsPage(set.sorted, 0)
+	return set, nil
+}
+
+// encodeTool encodes one Tool object: name = workflow id, title =
+// workflow name, inputSchema verbatim, execution.taskSupport when the
+// tasks extension is served.
+func (s *Server) encodeTool(wf interop.Workflow) ([]byte, error) {
+	type execution struct {
+		TaskSupport string `json:"taskSupport"`
+	}
+	t := struct {
+		Name        string          `json:"name"`
+		Title       string          `json:"title,omitempty"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Execution   *execution      `json:"execution,omitempty"`
+	}{Name: wf.ID, Title: wf.Name, Description: wf.Description, InputSchema: wf.InputSchema}
+	if s.cfg.Tasks {
+		t.Execution = &execution{TaskSupport: taskSupport(wf)}
+	}
+	return marshal(t)
+}
+
+// taskSupport is the workflow's execution.taskSupport; "" reads as
+// optional and an unknown value as forbidden (the safe reading).
+func taskSupport(wf interop.Workflow) string {
+	switch wf.TaskSupport {
+	case "", interop.TaskOptional:
+		return interop.TaskOptional
+	case interop.TaskRequired:
+		return interop.TaskRequired
+	}
+	return interop.TaskForbidden
+}
+
+// encodeToolsPage encodes the ListToolsResult holding tools[start:] up to
+// one page, with nextCursor when more follow.
+func (s *Server) encodeToolsPage(tools []*tool, start int) []byte {
+	end := min(start+toolsPageSize, len(tools))
+	b := []byte(`{"resultType":"complete","ttlMs":`)
+	b = strconv.AppendInt(b, s.listTTLMs(), 10)
+	b = append(b, `,"cacheScope":"private","tools":[`...)
+	for i, t := range tools[start:end] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, t.json...)
+	}
+	b = append(b, ']')
+	if end < len(tools) {
+		b = append(b, `,"nextCursor":`...)
+		b = appendString(b, encodeCursor(tools[end-1].wf.ID))
+	}
+	return append(b, '}')
+}
+
+// A cursor names the last tool of the previous page, so it stays
+// meaningful when the list changes between pages.
+const cursorPrefix = "after:"
+
+func encodeCursor(lastName string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + lastName))
+}
+
+func decodeCursor(c string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !bytes.HasPrefix(b, []byte(cursorPrefix)) {
+		return "", false
+	}
+	return string(b[len(cursorPrefix):]), true
+}
+
+// lookupTool finds the caller's tool by name.
+func (s *Server) lookupTool(ctx context.Context, sub interop.Subject, name string) (*tool, error) {
+	set, err := s.tools.get(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	if t := set.byName[name]; t != nil {
+		return t, nil
+	}
+	return nil, errInvalidParams("Invalid params: unknown tool")
+}
+
+// schemaCache compiles each input schema once. Schemas are pure functions
+// of their text, so the text is the key.
+type schemaCache struct {
+	mu       sync.Mutex
+	compiled map[string]*jsonschema.Schema
+}
+
+// maxSchemas bounds the cache; a full cache starts over.
+const maxSchemas = 4096
+
+func newSchemaCache() *schemaCache {
+	return &schemaCache{compiled: map[string]*jsonschema.Schema{}}
+}
+
+func (c *schemaCache) get(raw json.RawMessage) (*jsonschema.Schema, error) {
+	key := string(raw)
+	c.mu.Lock()
+	sch, ok := c.compiled[key]
+	c.mu.Unlock()
+	if ok {
+		return sch, nil
+	}
+	sch, err := compileSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.compiled) >= maxSchemas {
+		clear(c.compiled)
+	}
+	c.compiled[key] = sch
+	c.mu.Unlock()
+	return sch, nil
+}
+
+// denyLoader refuses every external reference: a schema must be
+// self-contained, and compiling one must never reach the file system or
+// the network.
+type denyLoader struct{}
+
+func (denyLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
+}
+
+var errSchemaNotObject = errors.New("input schema is not a JSON object")
+
+// compileSchema compiles a self-contained JSON Schema (2020-12 unless it
+// says otherwise).
+func compileSchema(doc json.RawMessage) (*jsonschema.Schema, error) {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, errSchemaNotObject
+	}
+	const url = "mem://mcp/input.json"
+	c := jsonschema.NewCompiler()
+	c.UseLoader(denyLoader{})
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(url, v); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// validateArguments checks arguments against a tool's schema before any
+// run exists (RULES R107). The refusal names the first failing location
+// and keyword, never a schema URL.
+func validateArguments(sch *jsonschema.Schema, args json.RawMessage) *rpcError {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return errInvalidParams("Invalid params: arguments are not valid JSON")
+	}
+	err = sch.Validate(v)
+	if err == nil {
+		return nil
+	}
+	field, reason := "arguments", "does not match the input schema"
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		for len(ve.Causes) > 0 {
+			ve = ve.Causes[0]
+		}
+		field += jsonPointer(ve.InstanceLocation)
+		only := &jsonschema.ValidationError{ErrorKind: ve.ErrorKind}
+		if out := only.BasicOutput(); out != nil && out.Error != nil {
+			reason = out.Error.String()
+		}
+	}
+	return errInvalidParams("Invalid params: arguments do not match the tool's input schema").withData(struct {
+		Field  string `json:"field"`
+		Reason string `json:"reason"`
+	}{field, reason})
+}
+
+func jsonPointer(tokens []string) string {
+	var b strings.Builder
+	for _, tok := range tokens {
+		b.WriteByte('/')
+		tok = strings.ReplaceAll(tok, "~", "~0")
+		b.WriteString(strings.ReplaceAll(tok, "/", "~1"))
+	}
+	return b.String()
+}
