@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +29,46 @@ func benchHandler(b *testing.B) (http.Handler, *memstore.Store) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = h.Close(context.Background()) }) // before the store's
 	return h, store
+}
+
+// BenchmarkA2AGetTask is a JSON-RPC GetTask through the whole host mux,
+// drain-aware context included; compare a2a's BenchmarkGetTask for the
+// binding alone.
+func BenchmarkA2AGetTask(b *testing.B) {
+	h, store := benchHandler(b)
+	sub := interop.Subject{Tenant: "acme", Principal: "key:acme", Authenticated: true}
+	run, _, err := store.CreateRun(context.Background(), sub, interop.CreateRunRequest{WorkflowID: memstore.FixtureNoop, Inputs: json.RawMessage(`{}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + run.ID + `"}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		rq := httptest.NewRequest("POST", a2aPath, strings.NewReader(body))
+		rq.Header.Set("Authorization", "Bearer "+acmeKey)
+		rq.Header.Set("Content-Type", "application/json")
+		rq.Header.Set("A2A-Version", "1.0")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, rq)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"result"`) {
+			b.Fatal(rec.Code, rec.Body.String())
+		}
+	}
+}
+
+func BenchmarkAgentCard(b *testing.B) {
+	h, _ := benchHandler(b)
+	rq := httptest.NewRequest("GET", a2aCardPath, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, rq)
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code)
+		}
+	}
 }
 
 func BenchmarkGetRun(b *testing.B) {

@@ -1,20 +1,30 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/wopinterop/wopinterop/facets"
 )
 
 // discoveryRoot is the closed v2 discovery root this host serves (RULES R4):
-// root metadata plus one record per family it offers. Presence of a record
-// is the claim, so nothing it does not serve appears, and none of the keys
-// v2 deleted (supportedTransports, grpc, root profiles, supported flags) do.
+// root metadata, the conformance fixtures every tenant has, and one record
+// per family it offers. Presence of a record is the claim, so nothing it
+// does not serve appears, and none of the keys v2 deleted
+// (supportedTransports, grpc, root profiles, supported flags) do. The a2a
+// and hostEvents records are the library's (wopinterop.Host.Records):
+// hostEvents lists negotiation.decided as durable because A2A is served
+// inbound (RULES R16).
 type discoveryRoot struct {
 	ProtocolVersions []string           `json:"protocolVersions"`
 	PreferredVersion string             `json:"preferredVersion"`
 	Implementation   implementationInfo `json:"implementation"`
+	Fixtures         []string           `json:"fixtures"`
 	RunList          runListRecord      `json:"runList"`
-	HostEvents       hostEventsRecord   `json:"hostEvents"`
+	A2A              json.RawMessage    `json:"a2a"`
+	HostEvents       json.RawMessage    `json:"hostEvents"`
 }
 
 type implementationInfo struct {
@@ -31,22 +41,6 @@ type runListRecord struct {
 	Filters     []string `json:"filters"`
 }
 
-// hostEventsRecord advertises GET /host/events. types lists every
-// host-event type the host emits with its delivery class (RULES R143,
-// R144); the demo host emits none yet, so the list is empty. Serving A2A or
-// MCP adds negotiation.decided as durable (RULES R16).
-type hostEventsRecord struct {
-	Status  string          `json:"status"`
-	Since   string          `json:"since"`
-	Witness string          `json:"witness"`
-	Types   []hostEventType `json:"types"`
-}
-
-type hostEventType struct {
-	Type     string `json:"type"`
-	Delivery string `json:"delivery"`
-}
-
 // discoveryDocument is the encoded root and its strong ETag, computed once:
 // the bytes are the document's identity (capabilities.md §1.1).
 type discoveryDocument struct {
@@ -54,19 +48,24 @@ type discoveryDocument struct {
 	etag string
 }
 
-func newDiscoveryDocument(version string) (discoveryDocument, error) {
+// newDiscoveryDocument encodes the root around records, the library's
+// family records; it needs both a2a and hostEvents.
+func newDiscoveryDocument(version string, records map[string]json.RawMessage) (discoveryDocument, error) {
+	a2aRecord, hostEvents := records[facets.FamilyA2A], records[facets.FamilyHostEvents]
+	if a2aRecord == nil || hostEvents == nil {
+		return discoveryDocument{}, errors.New("host: the a2a and hostEvents records are missing")
+	}
 	root := discoveryRoot{
 		ProtocolVersions: servedVersions(),
 		PreferredVersion: protocolVersion,
 		Implementation:   implementationInfo{Name: implementationName, Version: version},
+		Fixtures:         fixtureIDs(),
 		RunList: runListRecord{
 			Status: "stable", Since: protocolVersion, Witness: "witnessable-gated",
 			MaxPageSize: maxPageSize, Filters: []string{"workflowId", "status"},
 		},
-		HostEvents: hostEventsRecord{
-			Status: "stable", Since: protocolVersion, Witness: "witnessable-gated",
-			Types: []hostEventType{},
-		},
+		A2A:        a2aRecord,
+		HostEvents: hostEvents,
 	}
 	body, err := encodeJSON(root)
 	if err != nil {

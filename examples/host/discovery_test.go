@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +19,8 @@ func TestDiscoveryDocument(t *testing.T) {
 	h := newTestHost(t)
 	r := h.get("/.well-known/openwop", "") // no credential (RULES R15)
 	wantStatus(t, r, http.StatusOK)
-	golden(t, "discovery.json", r.Body)
+	// The card URL carries the listener's port; the golden names it HOST.
+	golden(t, "discovery.json", bytes.ReplaceAll(r.Body, []byte(h.url), []byte(goldenBase)))
 	if r.Header.Get("Content-Type") != "application/json" || r.Header.Get("OpenWOP-Version") != "2.0" {
 		t.Errorf("headers = %v", r.Header)
 	}
@@ -25,25 +29,58 @@ func TestDiscoveryDocument(t *testing.T) {
 		t.Errorf("ETag = %q, want the strong tag of the bytes %q", etag, strongETag(r.Body))
 	}
 
-	// The closed root: only the keys this host claims (RULES R4).
+	// The closed root: only the keys this host claims, none of the keys v2
+	// deleted (RULES R4).
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(r.Body, &root); err != nil {
 		t.Fatal(err)
 	}
-	keys := make([]string, 0, len(root))
-	for k := range root {
-		keys = append(keys, k)
+	want := []string{"a2a", "fixtures", "hostEvents", "implementation", "preferredVersion", "protocolVersions", "runList"}
+	if got := slices.Sorted(maps.Keys(root)); !slices.Equal(got, want) {
+		t.Errorf("root keys %v, want %v", got, want)
 	}
-	for _, k := range keys {
-		switch k {
-		case "protocolVersions", "preferredVersion", "implementation", "runList", "hostEvents":
-		default:
-			t.Errorf("unexpected root key %q", k)
+	for _, rec := range []string{"a2a", "hostEvents", "runList"} {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(root[rec], &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, deleted := range []string{"supported", "supportedTransports", "grpc"} {
+			if _, ok := m[deleted]; ok {
+				t.Errorf("%s carries the deleted key %q", rec, deleted)
+			}
 		}
 	}
-	if strings.Contains(string(r.Body), "supported") || strings.Contains(string(r.Body), "grpc") ||
-		strings.Contains(string(r.Body), "profiles") {
-		t.Errorf("root carries a deleted v2 key: %s", r.Body)
+
+	// The suite finds conformance-approval among the fixtures.
+	var fixtures []string
+	if err := json.Unmarshal(root["fixtures"], &fixtures); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fixtures, []string{"conformance-noop", "conformance-approval", "conformance-failure", "conformance-delay", "conformance-cancellable"}) {
+		t.Errorf("fixtures = %v", fixtures)
+	}
+	// The a2a record claims a2a-1.0 with the card's URL from the base URL
+	// (RULES R7), and hostEvents lists negotiation.decided as durable (R16).
+	var a2aRecord struct {
+		Profiles     []string `json:"profiles"`
+		AgentCardURL string   `json:"agentCardUrl"`
+		RefreshedAt  string   `json:"refreshedAt"`
+	}
+	if err := json.Unmarshal(root["a2a"], &a2aRecord); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a2aRecord.Profiles, []string{"a2a-1.0"}) || a2aRecord.AgentCardURL != h.url+"/.well-known/agent-card.json" ||
+		a2aRecord.RefreshedAt != string(a2aRefreshedAt) {
+		t.Errorf("a2a record %s", root["a2a"])
+	}
+	var hostEvents struct {
+		Types []struct{ Type, Delivery string } `json:"types"`
+	}
+	if err := json.Unmarshal(root["hostEvents"], &hostEvents); err != nil {
+		t.Fatal(err)
+	}
+	if len(hostEvents.Types) != 1 || hostEvents.Types[0].Type != "negotiation.decided" || hostEvents.Types[0].Delivery != "durable" {
+		t.Errorf("hostEvents record %s", root["hostEvents"])
 	}
 
 	// Header-less, "2" and "2.0" select the same bytes.

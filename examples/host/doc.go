@@ -1,27 +1,38 @@
 // Command host is the wopinterop demo host: a small OpenWOP v2 REST surface
-// over the in-memory store (package interop/memstore). It is the program a
-// newcomer runs first and the target of the end-to-end tests; the A2A and MCP
-// mounts are added to the same mux (see newHandler in server.go).
+// over the in-memory store (package interop/memstore), with the library's
+// A2A 1.0 surface mounted beside it through the root package
+// (wopinterop.New, Host.Mount; see newHandler in server.go and a2a.go). It
+// is the program a newcomer runs first and the target of the end-to-end and
+// real-peer tests; the MCP mount will join the same mux.
 //
 //	go run ./examples/host                      # listens on 127.0.0.1:8080
 //	go run ./examples/host -addr 127.0.0.1:0    # any free port
 //	go run ./examples/host -keys acme=s3cret,initech=k2
 //	go run ./examples/host -public-url https://demo.example.com
+//	go run ./examples/host -routing-secret "$(openssl rand -hex 32)"
 //
 // -public-url sets the origin of the links the host hands out (statusUrl,
-// eventsUrl, resolveUrl); by default it is http:// plus the bound address.
-// Links never come from the request's Host header.
+// eventsUrl, resolveUrl) and of every URL on the agent card; by default it
+// is http:// plus the bound address. Links never come from the request's
+// Host header.
+//
+// -routing-secret (hex or base64, at least 32 bytes) derives the per-agent
+// A2A routing values, the a2aTenant of GET /agents. Without it the host
+// draws a random secret per process, so those values change on every
+// restart and a peer holding an old one gets the never-minted answer.
 //
 // When it is ready it prints exactly one line, "listening on http://ADDR",
 // with the address it really bound. SIGINT or SIGTERM drains it: open event
 // streams and long polls end, in-flight requests finish, then the store is
-// closed.
+// closed. The A2A surface's requests end with the drain too, and its
+// queued negotiation.decided records are delivered (wopinterop.Host.Close)
+// before the store closes.
 //
 // # Callers
 //
-// Every operation except discovery needs "Authorization: Bearer KEY". The
-// default keys are demo-acme (tenant acme) and demo-globex (tenant globex);
-// -keys replaces them. A key maps to the Subject {Tenant: t, Principal:
+// Every operation except discovery and the agent card needs
+// "Authorization: Bearer KEY". The default keys are demo-acme (tenant acme)
+// and demo-globex (tenant globex); -keys replaces them. A key maps to the Subject {Tenant: t, Principal:
 // "key:"+t, Authenticated: true}; the tenant comes from the credential only
 // (RULES R75). Every tenant gets the five conformance fixtures and one demo
 // agent.
@@ -36,7 +47,19 @@
 //	POST /runs/{runId}/interrupts/{interruptId}    resolveInterruptByRun, body {"resumeValue":…}
 //	GET  /runs/{runId}/events/poll                 pollRunEvents: afterSequence, timeout
 //	GET  /host/events                              host events over SSE — R143, R144
-//	GET  /agents                                   the caller's agent inventory
+//	POST /runs/{runId}:cancel                      cancelRun, the colon form one suite leg uses
+//	GET  /agents                                   the caller's agent inventory, with a2aTenant — R34
+//
+// A2A 1.0 (answers in A2A shapes only, never the OpenWOP envelope — R66):
+//
+//	GET  /.well-known/agent-card.json              the public agent card (no credential) — R27–R30, R39
+//	POST /a2a                                      JSON-RPC interface
+//	     /a2a/rest/…                               HTTP+JSON interface
+//
+// The card lists both interfaces at 1.0, streaming, the extended card and
+// the bearer scheme, and exactly one skill: conformance-approval, the
+// workflow the OpenWOP suite requires the interface to route. Per-agent
+// cards are reached with GetExtendedAgentCard and an a2aTenant value.
 //
 // Path ids accept the projected form "acme~2F…" and the percent-encoded form
 // "acme%2F…" (R77); JSON bodies always carry the bound form "acme/…". An id
@@ -67,9 +90,13 @@
 //   - eventsUrl in the createRun answer names the poll endpoint, the one
 //     event read this host serves.
 //   - Discovery advertises runList and hostEvents as "stable" since "2.0"
-//     with witness "witnessable-gated"; hostEvents.types is empty because
-//     the demo host emits no host-event type yet. GET /agents is served but
-//     the agents family is not advertised.
+//     with witness "witnessable-gated", and the library's a2a record
+//     (profile a2a-1.0, agentCardUrl, streaming, durableTasks, agentCards;
+//     refreshedAt is the constant a2aRefreshedAt). hostEvents.types lists
+//     negotiation.decided as durable: every A2A request records one for
+//     the caller's tenant, delivered on GET /host/events (R16, R22). The
+//     root fixtures[] lists the five conformance fixture ids. GET /agents
+//     is served but the agents family is not advertised.
 //   - Any fault the host did not classify is 500 internal_error with a fixed
 //     message; the cause goes to the log, never to the caller.
 package main

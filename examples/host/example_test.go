@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	defer handler.Close(context.Background()) // after the server, before the store
 	srv.Config.Handler = handler
 	srv.Start()
 	defer srv.Close()

@@ -25,12 +25,13 @@ const (
 
 // testHost is one in-process host on a real listener with the demo tenants.
 type testHost struct {
-	t      *testing.T
-	url    string
-	store  *memstore.Store
-	client *http.Client
-	logs   *syncBuffer
-	drain  context.CancelFunc
+	t       *testing.T
+	url     string
+	store   *memstore.Store
+	client  *http.Client
+	logs    *syncBuffer
+	drain   context.CancelFunc
+	handler *handler
 }
 
 type hostOption func(*config)
@@ -67,10 +68,13 @@ func newTestHost(t *testing.T, opts ...hostOption) *testHost {
 	}
 	srv.Config.Handler = h
 	srv.Start()
-	th := &testHost{t: t, url: srv.URL, store: store, client: srv.Client(), logs: logs, drain: startDrain}
+	th := &testHost{t: t, url: srv.URL, store: store, client: srv.Client(), logs: logs, drain: startDrain, handler: h}
 	t.Cleanup(func() {
 		startDrain()
 		srv.Close()
+		if err := h.Close(context.Background()); err != nil {
+			t.Errorf("handler.Close: %v", err)
+		}
 		if err := store.Close(); err != nil {
 			t.Errorf("store.Close: %v", err)
 		}

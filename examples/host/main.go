@@ -45,7 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`; port 0 picks a free port")
 	keysSpec := fs.String("keys", defaultKeys, "bearer API keys as `tenant=key,...` (replaces the demo keys)")
-	publicURL := fs.String("public-url", "", "public origin for links in responses (default: http://ADDR)")
+	publicURL := fs.String("public-url", "", "public origin for links in responses and on the agent card (default: http://ADDR)")
+	routingSpec := fs.String("routing-secret", "", "`secret` (hex or base64, at least 32 bytes) deriving the agents' A2A routing values (default: random per process, so they change on restart)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -62,8 +63,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		return exitUsage
 	}
 	if *publicURL != "" {
-		if u, err := url.Parse(*publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+		if u, err := url.Parse(*publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
 			fmt.Fprintf(stderr, "host: invalid -public-url %q: want an origin such as https://example.com\n", *publicURL)
+			return exitUsage
+		}
+	}
+	var routingSecret []byte
+	if *routingSpec != "" {
+		if routingSecret, err = parseRoutingSecret(*routingSpec); err != nil {
+			fmt.Fprintf(stderr, "host: invalid -routing-secret: %v\n", err)
 			return exitUsage
 		}
 	}
@@ -89,7 +97,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	}
 	drain, startDrain := context.WithCancel(context.Background())
 	defer startDrain()
-	handler, err := newHandler(config{Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain})
+	handler, err := newHandler(config{
+		Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
+	})
 	if err != nil {
 		_ = ln.Close()
 		_ = store.Close()
@@ -125,6 +135,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		<-served
 	case err := <-served:
 		logger.Error("serve", "err", err)
+		code = exitFault
+	}
+	// The audit records still queued go to the store, so the library
+	// closes first.
+	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := handler.Close(closeCtx); err != nil {
+		logger.Error("close interop", "err", err)
 		code = exitFault
 	}
 	if err := store.Close(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,11 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatalf("walkthrough hung; output so far:\n%s", out.String())
 	}
 	got := out.String()
+	// Steps 20 and 21 answer one task in one context.
+	tasks := regexp.MustCompile(`"result":\{"task":\{"id":"(acme/[^"]+)","contextId":"([^"]+)"`).FindAllStringSubmatch(got, -1)
+	if len(tasks) != 2 || tasks[0][1] != tasks[1][1] || tasks[0][2] != tasks[1][2] {
+		t.Errorf("the two A2A answers are not one task in one context: %q", tasks)
+	}
 	// What each commented step promises, in order.
 	for _, want := range []string{
 		`"protocolVersions":["2.0"]`,
@@ -122,6 +128,14 @@ func TestReadmeWalkthrough(t *testing.T) {
 		`{"runs":[]}`,
 		`"error":"unauthenticated"`,
 		`"agentId":"demo-agent"`,
+		`"a2aTenant":"`,
+		`"protocolBinding":"JSONRPC"`,
+		`"skills":[{`,
+		`"id":"conformance-approval"`,
+		`"result":{"task":{"id":"acme/`,
+		`"state":"TASK_STATE_INPUT_REQUIRED"`,
+		`"id":2,"result":{"task":{"id":"acme/`,
+		`"state":"TASK_STATE_COMPLETED"`,
 	} {
 		i := strings.Index(got, want)
 		if i < 0 {

@@ -123,10 +123,41 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request, sub interop.Su
 	s.respond(w, r, http.StatusOK, v)
 }
 
-// cancelRun serves POST /runs/{runId}/cancel with an optional
-// {"reason": string} body.
+// colonCancel serves POST /runs/{runId}:cancel with h, the cancelRun
+// handler, and answers a POST to a plain /runs/{runId} as a method the
+// path does not serve. The colon may arrive percent-encoded.
+func (s *server) colonCancel(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := cutCancelSuffix(pathSegment(r, runIDSegment)); !ok {
+			s.notServedOnRun.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// colonCancelPattern is the route of the ":cancel" alias.
+const colonCancelPattern = "POST /runs/{runId}"
+
+// cutCancelSuffix splits "{runId}:cancel" (or "{runId}%3Acancel") into
+// the run id segment.
+func cutCancelSuffix(seg string) (string, bool) {
+	for _, suffix := range []string{":cancel", "%3Acancel", "%3acancel"} {
+		if id, ok := strings.CutSuffix(seg, suffix); ok && id != "" {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// cancelRun serves POST /runs/{runId}/cancel and its alias
+// POST /runs/{runId}:cancel, with an optional {"reason": string} body.
 func (s *server) cancelRun(w http.ResponseWriter, r *http.Request, sub interop.Subject) {
-	id, err := parsePathID(sub, pathSegment(r, runIDSegment), "runId")
+	seg := pathSegment(r, runIDSegment)
+	if r.Pattern == colonCancelPattern {
+		seg, _ = cutCancelSuffix(seg)
+	}
+	id, err := parsePathID(sub, seg, "runId")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -225,5 +256,5 @@ func (s *server) listAgents(w http.ResponseWriter, r *http.Request, sub interop.
 		s.writeError(w, r, err)
 		return
 	}
-	s.respond(w, r, http.StatusOK, agentsOf(agents))
+	s.respond(w, r, http.StatusOK, agentsOf(agents, s.interop.A2ATenant))
 }

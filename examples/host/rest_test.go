@@ -611,12 +611,37 @@ func TestPollEndsWhenHostDrains(t *testing.T) {
 }
 
 func TestAgents(t *testing.T) {
-	h := newTestHost(t)
+	secret := bytes.Repeat([]byte{7}, 32)
+	h := newTestHost(t, func(c *config) { c.RoutingSecret = secret })
+	// An agent with no routed workflow gets no a2aTenant (RULES R34).
+	if err := h.store.AddAgent("acme", interop.Agent{ID: "idle-agent", Persona: "idle", PackVersion: "0.1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := isolation.NewRoutingKeys(secret, defaultVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, ok := keys.ForAgent(demoAgent())
+	if !ok {
+		t.Fatal("the demo agent routes nothing")
+	}
 	r := h.get("/agents", acmeKey)
 	wantStatus(t, r, http.StatusOK)
-	want := `{"agents":[{"agentId":"demo-agent","persona":"demo","packVersion":"1.0.0","description":"Runs the no-op and approval conformance fixtures.","workflows":["conformance-noop","conformance-approval"]}]}` + "\n"
+	want := `{"agents":[{"agentId":"demo-agent","persona":"demo","packVersion":"1.0.0","description":"Runs the no-op and approval conformance fixtures.","workflows":["conformance-noop","conformance-approval"],"a2aTenant":"` + r0 + `"},` +
+		`{"agentId":"idle-agent","persona":"idle","packVersion":"0.1.0","workflows":[]}]}` + "\n"
 	if diff := cmp.Diff(want, string(r.Body)); diff != "" {
 		t.Errorf("GET /agents (-want +got):\n%s", diff)
+	}
+	// The value is the agent's, not the tenant's: globex's demo agent has
+	// the same id and so the same value, which only ever resolves among the
+	// caller's own agents.
+	if g := h.get("/agents", globexKey); !bytes.Contains(g.Body, []byte(`"a2aTenant":"`+r0+`"`)) {
+		t.Errorf("globex inventory %s", g.Body)
+	}
+	// Another secret (the per-process default) gives other values.
+	other := newTestHost(t)
+	if o := other.get("/agents", acmeKey); bytes.Contains(o.Body, []byte(r0)) || !bytes.Contains(o.Body, []byte(`"a2aTenant":"`)) {
+		t.Errorf("a random secret reproduced the value: %s", o.Body)
 	}
 	wantError(t, h.get("/agents", ""), http.StatusUnauthorized, codeUnauthenticated)
 }

@@ -10,15 +10,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wopinterop/wopinterop"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
-// hostStore is what the host needs from its store: the interop contract plus
-// memstore's event poll, host-event subscription and agent inventory. It is
-// an interface so tests can wrap the real store to inject faults.
+// hostStore is what the host needs from its store: the interop contract
+// (runs, agent inventory, the event sink the audit records go to) plus
+// memstore's event poll and host-event subscription. It is an interface so
+// tests can wrap the real store to inject faults.
 type hostStore interface {
 	interop.RunStore
 	interop.AgentInventory
+	interop.EventSink
 	PollEvents(ctx context.Context, sub interop.Subject, runID string, after int64, timeout time.Duration) ([]interop.RunEvent, interop.Run, error)
 	SubscribeHostEvents(ctx context.Context, tenant, workspace, lastEventID string) iter.Seq[interop.HostEvent]
 }
@@ -41,9 +44,17 @@ type config struct {
 	MaxBodyBytes int64
 	// Heartbeat is the SSE keep-alive period. Default: 15 s.
 	Heartbeat time.Duration
-	// Drain, when done, ends open event streams and long polls so a
-	// graceful shutdown does not wait for them. Default: never.
+	// Drain, when done, ends open event streams, long polls and A2A
+	// requests so a graceful shutdown does not wait for them. Default:
+	// never.
 	Drain context.Context
+	// RoutingSecret derives the per-agent A2A routing values (a2aTenant).
+	// Default: a fresh random secret, so the values change with every
+	// process.
+	RoutingSecret []byte
+	// Now is the clock of the A2A surface and of the refreshedAt check.
+	// Default: time.Now.
+	Now func() time.Time
 }
 
 const (
@@ -55,18 +66,33 @@ const (
 )
 
 type server struct {
-	store     hostStore
-	auth      interop.SubjectResolver
-	links     links
-	log       *slog.Logger
-	maxBody   int64
-	heartbeat time.Duration
-	drain     context.Context
-	discovery discoveryDocument
+	interop *wopinterop.Host
+	// notServedOnRun answers a method /runs/{runId} does not serve.
+	notServedOnRun http.Handler
+	store          hostStore
+	auth           interop.SubjectResolver
+	links          links
+	log            *slog.Logger
+	maxBody        int64
+	heartbeat      time.Duration
+	drain          context.Context
+	discovery      discoveryDocument
 }
 
-// newHandler builds the host's http.Handler from cfg.
-func newHandler(cfg config) (http.Handler, error) {
+// handler is the host's http.Handler and what its Close must release.
+type handler struct {
+	http.Handler
+	interop *wopinterop.Host
+}
+
+// Close drains the audit records the A2A surface still queues for the
+// store (RULES R22). Call it after the HTTP server has drained and before
+// the store is closed.
+func (h *handler) Close(ctx context.Context) error { return h.interop.Close(ctx) }
+
+// newHandler builds the host's http.Handler from cfg: the OpenWOP REST
+// subset and the A2A surface on one mux.
+func newHandler(cfg config) (*handler, error) {
 	if cfg.Store == nil || cfg.Auth == nil {
 		return nil, errors.New("host: config needs a Store and an Auth resolver")
 	}
@@ -99,16 +125,24 @@ func newHandler(cfg config) (http.Handler, error) {
 	if version == "" {
 		version = defaultVersion
 	}
-	if s.discovery, err = newDiscoveryDocument(version); err != nil {
+	secret := cfg.RoutingSecret
+	if secret == nil {
+		secret = randomRoutingSecret()
+	}
+	if s.interop, err = newInterop(cfg, s.links.base, version, secret); err != nil {
+		return nil, err
+	}
+	if s.discovery, err = newDiscoveryDocument(version, s.interop.Records()); err != nil {
+		_ = s.interop.Close(context.Background())
 		return nil, err
 	}
 
 	mux := http.NewServeMux()
 	s.mountREST(mux)
+	s.mountA2A(mux, s.interop)
 	// Further protocol surfaces mount here, each with its own prefix, e.g.
-	//   mux.Handle("/a2a/", a2aHandler)
 	//   mux.Handle("/mcp", mcpHandler)
-	return mux, nil
+	return &handler{Handler: mux, interop: s.interop}, nil
 }
 
 // mountREST registers the OpenWOP REST subset. Each path also gets a
@@ -142,6 +176,11 @@ func (s *server) mountREST(mux *http.ServeMux) {
 	for _, p := range paths {
 		mux.Handle(p, s.versioned(s.methodNotServed(allow[p])))
 	}
+	// POST /runs/{runId}:cancel is cancelRun in the colon form one suite
+	// leg uses (the segment is "{runId}:cancel"). It is outside the table
+	// so that POST stays out of a plain run path's Allow.
+	s.notServedOnRun = s.methodNotServed(allow["/runs/{runId}"])
+	mux.Handle(colonCancelPattern, s.versioned(s.colonCancel(s.authed(s.cancelRun))))
 	mux.Handle("/", s.versioned(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, interop.ErrNotFound)
 	})))

@@ -252,6 +252,10 @@ func TestWriteSSEGolden(t *testing.T) {
 
 // golden compares got with testdata/name; UPDATE_GOLDEN=1 go test rewrites
 // it.
+// goldenBase stands in the golden files for the base URL of the host under
+// test, whose port changes with every run.
+const goldenBase = "http://HOST"
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)

@@ -189,29 +189,34 @@ func pollOf(run interop.Run, events []interop.RunEvent) pollView {
 	return v
 }
 
-// agentView is one GET /agents entry.
+// agentView is one GET /agents entry. a2aTenant is the agent's per-agent
+// A2A routing value, present when at least one workflow is routed to it
+// (RULES R34).
 type agentView struct {
 	AgentID     string   `json:"agentId"`
 	Persona     string   `json:"persona"`
 	PackVersion string   `json:"packVersion"`
 	Description string   `json:"description,omitempty"`
 	Workflows   []string `json:"workflows"`
+	A2ATenant   string   `json:"a2aTenant,omitempty"`
 }
 
 type agentListView struct {
 	Agents []agentView `json:"agents"`
 }
 
-func agentsOf(agents []interop.Agent) agentListView {
+// agentsOf renders an inventory; tenantOf gives an agent's a2aTenant.
+func agentsOf(agents []interop.Agent, tenantOf func(interop.Agent) (string, bool)) agentListView {
 	v := agentListView{Agents: make([]agentView, 0, len(agents))}
 	for _, a := range agents {
 		wf := a.Workflows
 		if wf == nil {
 			wf = []string{}
 		}
+		r, _ := tenantOf(a)
 		v.Agents = append(v.Agents, agentView{
 			AgentID: a.ID, Persona: a.Persona, PackVersion: a.PackVersion,
-			Description: a.Description, Workflows: wf,
+			Description: a.Description, Workflows: wf, A2ATenant: r,
 		})
 	}
 	return v

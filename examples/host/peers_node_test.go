@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// minNodeMajor is the Node.js the test peers declare (testpeers/package.json
+// engines): the MCP conformance suite they also carry needs Node 22.
+const minNodeMajor = 22
+
+// requirePeers reports whether a missing peer is a failure rather than a
+// skip; CI sets WOPINTEROP_REQUIRE_PEERS=1 after installing them.
+func requirePeers() bool { return os.Getenv("WOPINTEROP_REQUIRE_PEERS") == "1" }
+
+// nodePeer finds Node.js ($WOPINTEROP_NODE, else node on PATH) and the
+// installed test peers, skipping — or, when peers are required, failing —
+// when either is missing. It returns node and the repository root.
+func nodePeer(t *testing.T) (node, root string) {
+	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if requirePeers() {
+			t.Fatalf(format+" (WOPINTEROP_REQUIRE_PEERS=1)", args...)
+		}
+		t.Skipf(format+"; see the README: running the Node peer", args...)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node = os.Getenv("WOPINTEROP_NODE")
+	if node == "" {
+		if node, err = exec.LookPath("node"); err != nil {
+			missing("no Node.js: set WOPINTEROP_NODE or put node on PATH")
+		}
+	}
+	out, err := exec.Command(node, "--version").Output()
+	if err != nil {
+		missing("%s --version: %v", node, err)
+	}
+	major := 0
+	if m := regexp.MustCompile(`^v([0-9]+)\.`).FindSubmatch(bytes.TrimSpace(out)); m != nil {
+		major, _ = strconv.Atoi(string(m[1]))
+	}
+	if major < minNodeMajor {
+		missing("Node.js %s is older than %d", bytes.TrimSpace(out), minNodeMajor)
+	}
+	if _, err := os.Stat(filepath.Join(root, "testpeers", "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
+		missing("testpeers/node_modules is not installed: run npm ci in testpeers")
+	}
+	return node, root
+}
+
+// TestNodePeer runs @a2a-js/sdk's client (testpeers/a2a-peer.mjs) against
+// the demo host on 127.0.0.1:0: the scenario of TestGoPeer over JSON-RPC
+// and HTTP+JSON, tenant globex seeing nothing of acme's.
+func TestNodePeer(t *testing.T) {
+	node, root := nodePeer(t)
+	h := newTestHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testpeers", "a2a-peer.mjs"), h.url, acmeKey, globexKey)
+	cmd.Dir = root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		t.Log(line)
+	}
+	if err != nil {
+		t.Fatalf("the Node peer failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	// Every step reported, in order; a peer that skipped one fails here.
+	want := []string{"ok card: skills conformance-approval"}
+	for _, binding := range []string{"JSONRPC", "HTTP+JSON"} {
+		for _, step := range []string{"send: acme/", "multi-turn: TASK_STATE_COMPLETED", "get: TASK_STATE_COMPLETED, 2 history",
+			"list: A 1 task, B none", "cancel: TASK_STATE_", "stream: task:", "subscribe: task:TASK_STATE_INPUT_REQUIRED", "wire: "} {
+			want = append(want, "ok "+binding+" "+step)
+		}
+	}
+	want = append(want, "PASS")
+	rest := stdout.String()
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("the Node peer did not report %q (in order)", w)
+		}
+		rest = rest[i+len(w):]
+	}
+}

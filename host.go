@@ -1,0 +1,352 @@
+package wopinterop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/a2a"
+	"github.com/wopinterop/wopinterop/facets"
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/negotiate"
+)
+
+// Default mount paths of the A2A surface.
+const (
+	DefaultA2APath  = "/a2a"
+	DefaultCardPath = "/.well-known/agent-card.json"
+	// HTTPJSONSuffix is appended to A2AConfig.Path for the HTTP+JSON
+	// binding: "/a2a" serves JSON-RPC and "/a2a/rest" HTTP+JSON.
+	HTTPJSONSuffix = "/rest"
+)
+
+// Config is everything a host hands the library. Store, Subjects, Events and
+// BaseURL are required; each protocol surface is on when its section is set.
+type Config struct {
+	Store    interop.RunStore
+	Subjects interop.SubjectResolver
+	// Events receives negotiation.decided records (and, later, push dead
+	// letters).
+	Events interop.EventSink
+	// Inventory enables per-agent A2A cards (A2A.Facet.AgentCards);
+	// optional otherwise.
+	Inventory interop.AgentInventory
+
+	// BaseURL is the host's public origin ("https://host.example"). Every
+	// URL the library publishes (cards, interfaces) is built from it, never
+	// from a request's Host header.
+	BaseURL string
+	// HostVersion identifies the host build. Per-agent routing values are
+	// stable per agent and host version, and the public card's version
+	// defaults to it.
+	HostVersion string
+	// RoutingSecret (≥ 32 bytes of high-entropy configuration) derives
+	// per-agent routing values; required when A2A.Facet.AgentCards is set.
+	// Every replica must share it: a value minted by one replica resolves
+	// on all of them, and a changed secret changes every value.
+	RoutingSecret []byte
+
+	// A2A mounts the A2A 1.0 surface when non-nil.
+	A2A *A2AConfig
+	// HostEvents is the host's own hostEvents record (its own host-event
+	// types, status, witness); nil lets the library write a default one.
+	// Either way {negotiation.decided, durable} is listed whenever an
+	// inbound surface is advertised (RULES R16).
+	HostEvents *facets.HostEvents
+
+	// Logger receives faults (never secrets); nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now. It stamps records and tasks and
+	// is the "today" against which A2A.Facet.RefreshedAt is checked.
+	Now func() time.Time
+	// SynchronousAudit makes a failing EventSink fail the request instead of
+	// being logged (see negotiate.AuditorOptions).
+	SynchronousAudit bool
+}
+
+// A2AConfig configures the A2A surface.
+type A2AConfig struct {
+	// Path is the mount prefix of the interfaces (default "/a2a"): JSON-RPC
+	// at Path, HTTP+JSON under Path+"/rest" when HTTPJSON is set.
+	Path string
+	// CardPath is where the public card is served (default
+	// "/.well-known/agent-card.json").
+	CardPath string
+	// Facet is the a2a facet the host advertises. Versions, preferred and
+	// floor default to A2A 1.0 and Profiles to ["a2a-1.0"]; RefreshedAt is
+	// required (the day the host last re-checked upstream, at most 90 days
+	// ago). AgentCardURL is filled in from BaseURL and CardPath. Streaming,
+	// DurableTasks and AgentCards are claims the library backs;
+	// PushNotifications is refused until push delivery is served.
+	Facet facets.A2A
+	// AllowDowngrade lets authenticated peers use an offered version between
+	// the floor and preferred.
+	AllowDowngrade bool
+	// HTTPJSON also serves the optional HTTP+JSON binding.
+	HTTPJSON bool
+	// ExtendedCard serves GetExtendedAgentCard for the host card (the
+	// caller's own view of it). Per-agent cards are served whenever
+	// Facet.AgentCards is set.
+	ExtendedCard bool
+	// Card describes the host on its public card. Name and Description are
+	// required; Version defaults to Config.HostVersion. Its security
+	// schemes must describe exactly what Config.Subjects enforces
+	// (RULES R30).
+	Card a2a.CardConfig
+	// Routed are the workflows the interfaces route: one skill each on the
+	// public card (RULES R29). At least one.
+	Routed []interop.Workflow
+	// SelectWorkflow picks the workflow of a new task when more than one
+	// is routed; nil means message.metadata.skillId names it.
+	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
+	// BlockTimeout bounds a blocking SendMessage (default 30s).
+	BlockTimeout time.Duration
+}
+
+// ErrInvalidConfig is wrapped by every [ConfigError].
+var ErrInvalidConfig = errors.New("wopinterop: invalid config")
+
+// ConfigError is one problem with one Config field. [New] joins one per
+// problem (errors.Join), so a host sees everything wrong at once; a facet
+// claim the configuration does not back is a *facets.FieldError in the
+// same join.
+type ConfigError struct {
+	// Field is the Go path of the field at fault, e.g. "A2A.Routed".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "wopinterop: " + e.Field + " " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalidConfig) true.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// Host is the composed library: the advertisement, the audit trail and the
+// mounted surfaces. Build it with [New], call [Host.Mount], and Close it on
+// shutdown, before the store its surfaces read.
+type Host struct {
+	cfg      Config
+	ad       *facets.Advertisement
+	auditor  *negotiate.Auditor
+	routing  *isolation.RoutingKeys
+	a2a      *a2a.Server
+	a2aPath  string
+	cardPath string
+}
+
+// New validates cfg, declares the facets it can back, and builds the
+// surfaces. Every problem is reported at once, each naming its field: a
+// [*ConfigError] for a Config field, a [*facets.FieldError] for a facet
+// claim ("a2a.pushNotifications is claimed but not served"). A host never
+// starts half-working.
+func New(cfg Config) (*Host, error) {
+	var problems []error
+	bad := func(field, format string, args ...any) {
+		problems = append(problems, &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)})
+	}
+	if cfg.Store == nil {
+		bad("Store", "is required")
+	}
+	if cfg.Subjects == nil {
+		bad("Subjects", "is required")
+	}
+	if cfg.Events == nil {
+		bad("Events", "is required")
+	}
+	if base, err := url.Parse(cfg.BaseURL); err != nil || (base.Scheme != "http" && base.Scheme != "https") ||
+		base.Host == "" || base.User != nil || (base.Path != "" && base.Path != "/") || base.RawQuery != "" || base.Fragment != "" {
+		bad("BaseURL", "%q must be an absolute http(s) origin such as https://host.example", cfg.BaseURL)
+	}
+
+	h := &Host{cfg: cfg}
+	origin := strings.TrimSuffix(cfg.BaseURL, "/")
+	decl := facets.Declaration{HostEvents: cfg.HostEvents.Clone()}
+	served := facets.Served{}
+	if c := cfg.A2A; c != nil {
+		var ok bool
+		if h.a2aPath, ok = mountPath(c.Path, DefaultA2APath); !ok {
+			bad("A2A.Path", "%q must be an absolute path other than / without wildcards", c.Path)
+		}
+		if h.cardPath, ok = mountPath(c.CardPath, DefaultCardPath); !ok {
+			bad("A2A.CardPath", "%q must be an absolute path other than / without wildcards", c.CardPath)
+		}
+		if h.cardPath == h.a2aPath || (c.HTTPJSON && strings.HasPrefix(h.cardPath+"/", h.a2aPath+HTTPJSONSuffix+"/")) {
+			bad("A2A.CardPath", "%q overlaps the interfaces under %q", h.cardPath, h.a2aPath)
+		}
+		if len(c.Routed) == 0 {
+			bad("A2A.Routed", "must name at least one workflow")
+		}
+		if c.Card.Name == "" {
+			bad("A2A.Card.Name", "is required (AgentCard.name)")
+		}
+		if c.Card.Description == "" {
+			bad("A2A.Card.Description", "is required (AgentCard.description)")
+		}
+		if c.Card.Version == "" && cfg.HostVersion == "" {
+			bad("A2A.Card.Version", "is required when HostVersion is empty (AgentCard.version)")
+		}
+		f := c.Facet
+		f.AgentCardURL = origin + h.cardPath
+		if len(f.Profiles) == 0 {
+			f.Profiles = []string{facets.ProfileA2A10}
+		}
+		if f.AgentCards {
+			if cfg.Inventory == nil {
+				bad("Inventory", "is required by A2A.Facet.AgentCards (per-agent cards come from the agent inventory)")
+			}
+			keys, err := isolation.NewRoutingKeys(cfg.RoutingSecret, cfg.HostVersion)
+			if err != nil {
+				bad("RoutingSecret", "is required by A2A.Facet.AgentCards: %d bytes given, at least %d needed", len(cfg.RoutingSecret), isolation.MinRoutingSecretLen)
+			}
+			h.routing = keys
+		}
+		decl.A2A = &f
+		agentCards := f.AgentCards && cfg.Inventory != nil && h.routing != nil
+		served.A2A = facets.ServedA2A{
+			Versions: []string{facets.A2AVersion},
+			JSONRPC:  true,
+			HTTPJSON: c.HTTPJSON,
+			// The server streams from the run's watch and keeps no task
+			// state of its own, so both hold whatever the store is.
+			Streaming:    true,
+			DurableTasks: true,
+			ExtendedCard: c.ExtendedCard || agentCards,
+			AgentCards:   agentCards,
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	v, err := facets.NewValidator(facets.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("wopinterop: %w", err)
+	}
+	if h.ad, err = v.Declare(now(), decl, served); err != nil {
+		return nil, err // joined *facets.FieldError values, each naming its field
+	}
+
+	h.auditor = negotiate.NewAuditor(cfg.Events, negotiate.AuditorOptions{Logger: cfg.Logger, Synchronous: cfg.SynchronousAudit})
+	if c := cfg.A2A; c != nil {
+		f := h.ad.A2A()
+		policy, err := f.Policy(c.AllowDowngrade, cfg.Now)
+		if err != nil {
+			return nil, fmt.Errorf("wopinterop: a2a policy: %w", err)
+		}
+		card := c.Card
+		if card.Version == "" {
+			card.Version = cfg.HostVersion
+		}
+		ac := a2a.Config{
+			Store:    cfg.Store,
+			Subjects: cfg.Subjects,
+			Policy:   policy,
+			Auditor:  h.auditor,
+			Capabilities: a2a.Capabilities{
+				Streaming:         f.Streaming,
+				PushNotifications: f.PushNotifications,
+				DurableTasks:      f.DurableTasks,
+			},
+			JSONRPCURL:     origin + h.a2aPath,
+			AgentCardURL:   f.AgentCardURL,
+			Card:           card,
+			Routed:         c.Routed,
+			SelectWorkflow: c.SelectWorkflow,
+			ExtendedCard:   c.ExtendedCard,
+			BlockTimeout:   c.BlockTimeout,
+			Logger:         cfg.Logger,
+			Now:            cfg.Now,
+		}
+		if c.HTTPJSON {
+			ac.HTTPJSONURL = origin + h.a2aPath + HTTPJSONSuffix
+		}
+		if f.AgentCards {
+			ac.Inventory, ac.Routing = cfg.Inventory, h.routing
+		}
+		if h.a2a, err = a2a.New(ac); err != nil {
+			return nil, fmt.Errorf("wopinterop: %w", err)
+		}
+	}
+	h.auditor.Start()
+	return h, nil
+}
+
+// mountPath cleans a configured mount path: "" is def, the result is
+// absolute, clean, not "/" (which would swallow the host's own routes), and
+// free of the characters ServeMux patterns give meaning to.
+func mountPath(p, def string) (string, bool) {
+	if p == "" {
+		return def, true
+	}
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "{}% \t\r\n?#") {
+		return p, false
+	}
+	p = path.Clean(p)
+	return p, p != "/"
+}
+
+// Mount registers every configured surface on mux: the public agent card
+// at A2A.CardPath, the JSON-RPC interface at A2A.Path and, with HTTPJSON,
+// the HTTP+JSON interface at A2A.Path+"/rest" and below. Each pattern is
+// method-less, so a wrong verb is answered by the surface in its binding's
+// shape rather than by the mux. Like any ServeMux registration it panics
+// when a pattern is already taken; mount once per mux.
+func (h *Host) Mount(mux *http.ServeMux) {
+	if h.a2a == nil {
+		return
+	}
+	mux.Handle(h.cardPath, h.a2a.AgentCard())
+	mux.Handle(h.a2aPath, h.a2a.JSONRPC())
+	if h.cfg.A2A.HTTPJSON {
+		prefix := h.a2aPath + HTTPJSONSuffix
+		rest := http.StripPrefix(prefix, h.a2a.HTTPJSON())
+		// The bare prefix too: otherwise the mux would answer it with a
+		// redirect to prefix+"/", which is no A2A shape (RULES R66).
+		mux.Handle(prefix, rest)
+		mux.Handle(prefix+"/", rest)
+	}
+}
+
+// Records returns the v2 discovery records the host embeds in its
+// GET /.well-known/openwop document: "a2a" when A2A is configured, and
+// "hostEvents" listing {negotiation.decided, durable} whenever an inbound
+// surface is (RULES R1, R16). The map is the caller's copy.
+func (h *Host) Records() map[string]json.RawMessage { return h.ad.Records() }
+
+// Advertisement is the validated facet declaration.
+func (h *Host) Advertisement() *facets.Advertisement { return h.ad }
+
+// A2ATenant is the a2aTenant routing value a host puts on the GET /agents
+// entry of agent a: set only with per-agent cards on and for an agent
+// with at least one routed workflow (RULES R34). The value grants nothing;
+// it is resolved only among the caller's own agents, after authentication.
+func (h *Host) A2ATenant(a interop.Agent) (string, bool) {
+	if h.routing == nil {
+		return "", false
+	}
+	return h.routing.ForAgent(a)
+}
+
+// A2AServer is the mounted A2A server, or nil without an A2A section, for
+// a host that wants to mount its handlers itself.
+func (h *Host) A2AServer() *a2a.Server { return h.a2a }
+
+// Close delivers the audit records still queued and stops the auditor, or
+// returns ctx.Err() when ctx ends first. Call it after the HTTP server has
+// drained and before closing the store and event sink. It is idempotent.
+func (h *Host) Close(ctx context.Context) error { return h.auditor.Close(ctx) }
