@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/negotiate"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Default mount paths of the A2A surface.
@@ -35,8 +37,8 @@ const (
 type Config struct {
 	Store    interop.RunStore
 	Subjects interop.SubjectResolver
-	// Events receives negotiation.decided records (and, later, push dead
-	// letters).
+	// Events receives negotiation.decided records and, when A2A.Push is
+	// set, push dead letters (host events of type a2a.push-dead-lettered).
 	Events interop.EventSink
 	// Inventory enables per-agent A2A cards (A2A.Facet.AgentCards);
 	// optional otherwise.
@@ -87,8 +89,16 @@ type A2AConfig struct {
 	// required (the day the host last re-checked upstream, at most 90 days
 	// ago). AgentCardURL is filled in from BaseURL and CardPath. Streaming,
 	// DurableTasks and AgentCards are claims the library backs;
-	// PushNotifications is refused until push delivery is served.
+	// PushNotifications is backed when Push is set and refused otherwise.
 	Facet facets.A2A
+	// Push serves the push-config operations and push delivery (RULES
+	// §10–§11) when Facet.PushNotifications is claimed; the two go
+	// together. Events defaults to Config.Events, Logger and Now to
+	// Config's; the Guard decides which destinations are reachable (https
+	// to public addresses, plus an exact-origin allowlist for local
+	// receivers). The hostEvents record then lists
+	// {a2a.push-dead-lettered, durable}.
+	Push *push.Options
 	// AllowDowngrade lets authenticated peers use an offered version between
 	// the floor and preferred.
 	AllowDowngrade bool
@@ -212,6 +222,19 @@ func New(cfg Config) (*Host, error) {
 			h.routing = keys
 		}
 		decl.A2A = &f
+		if c.Push != nil && !f.PushNotifications {
+			bad("A2A.Push", "is set but A2A.Facet.PushNotifications is not claimed")
+		}
+		if c.Push != nil && f.PushNotifications {
+			// Dead letters are host events of this type; a host never
+			// emits a type it does not advertise (RULES R144).
+			if decl.HostEvents == nil {
+				decl.HostEvents = &facets.HostEvents{}
+			}
+			if !slices.ContainsFunc(decl.HostEvents.Types, func(t facets.HostEventType) bool { return t.Type == push.DeadLetterEventType }) {
+				decl.HostEvents.Types = append(decl.HostEvents.Types, facets.HostEventType{Type: push.DeadLetterEventType, Delivery: facets.Durable})
+			}
+		}
 		agentCards := f.AgentCards && cfg.Inventory != nil && h.routing != nil
 		served.A2A = facets.ServedA2A{
 			Versions: []string{facets.A2AVersion},
@@ -223,6 +246,9 @@ func New(cfg Config) (*Host, error) {
 			DurableTasks: true,
 			ExtendedCard: c.ExtendedCard || agentCards,
 			AgentCards:   agentCards,
+			// Push configs and delivery are the push package's, wired
+			// below whenever Push is given.
+			PushNotifications: c.Push != nil,
 		}
 	}
 	if len(problems) > 0 {
@@ -278,8 +304,18 @@ func New(cfg Config) (*Host, error) {
 		if f.AgentCards {
 			ac.Inventory, ac.Routing = cfg.Inventory, h.routing
 		}
+		if c.Push != nil && f.PushNotifications {
+			opts := *c.Push
+			if opts.Events == nil {
+				opts.Events = cfg.Events
+			}
+			ac.Push = &opts
+		}
 		if h.a2a, err = a2a.New(ac); err != nil {
 			return nil, fmt.Errorf("wopinterop: %w", err)
+		}
+		if err := h.a2a.Start(context.Background()); err != nil {
+			return nil, fmt.Errorf("wopinterop: a2a push delivery: %w", err)
 		}
 	}
 	h.auditor.Start()
@@ -346,7 +382,16 @@ func (h *Host) A2ATenant(a interop.Agent) (string, bool) {
 // a host that wants to mount its handlers itself.
 func (h *Host) A2AServer() *a2a.Server { return h.a2a }
 
-// Close delivers the audit records still queued and stops the auditor, or
-// returns ctx.Err() when ctx ends first. Call it after the HTTP server has
-// drained and before closing the store and event sink. It is idempotent.
-func (h *Host) Close(ctx context.Context) error { return h.auditor.Close(ctx) }
+// Close stops push delivery (draining the queued pushes), delivers the
+// audit records still queued and stops the auditor, or returns ctx.Err()
+// when ctx ends first. Call it after the HTTP server has drained and
+// before closing the store and event sink. It is idempotent.
+func (h *Host) Close(ctx context.Context) error {
+	var errs []error
+	if h.a2a != nil {
+		// Push delivery first: its dead letters still reach the sink.
+		errs = append(errs, h.a2a.Close(ctx))
+	}
+	errs = append(errs, h.auditor.Close(ctx))
+	return errors.Join(errs...)
+}

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	wire "github.com/a2aproject/a2a-go/v2/a2a"
-
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -231,25 +229,4 @@ func validTraceState(v string) bool {
 		}
 	}
 	return true
-}
-
-// The four push-config operations (RULES R52, §10). The gate refuses them
-// with -32003 while a2a.pushNotifications is off; until issue 6 lands the
-// operations themselves refuse too, so enabling the facet early cannot
-// expose a half-built store. Both bindings decode the request and call
-// these; issue 6 replaces the bodies.
-func (s *Server) createPushConfig(ctx context.Context, c *call, req *wire.PushConfig) (*wire.PushConfig, error) {
-	return nil, s.errs.pushNotSupported()
-}
-
-func (s *Server) getPushConfig(ctx context.Context, c *call, req *wire.GetTaskPushConfigRequest) (*wire.PushConfig, error) {
-	return nil, s.errs.pushNotSupported()
-}
-
-func (s *Server) listPushConfigs(ctx context.Context, c *call, req *wire.ListTaskPushConfigRequest) (*wire.ListTaskPushConfigResponse, error) {
-	return nil, s.errs.pushNotSupported()
-}
-
-func (s *Server) deletePushConfig(ctx context.Context, c *call, req *wire.DeleteTaskPushConfigRequest) error {
-	return s.errs.pushNotSupported()
 }

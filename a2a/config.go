@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Capabilities are the a2a facets the server honours. They become the
@@ -91,6 +93,12 @@ type Config struct {
 	BlockTimeout time.Duration
 	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
 	MaxBodyBytes int64
+	// Push configures the push-config operations and push delivery
+	// (RULES §10–§11). It is required when Capabilities.PushNotifications
+	// is on and refused when it is off. Events is required in it; Logger
+	// and Now default to this Config's. The server renders push bodies
+	// itself, so a push shows exactly what the task's stream would.
+	Push *push.Options
 	// Logger receives server faults (never secrets); nil discards.
 	Logger *slog.Logger
 	// Now stamps task timestamps; nil means time.Now.
@@ -107,6 +115,9 @@ type Server struct {
 	log    *slog.Logger
 	now    func() time.Time
 	routed map[string]interop.Workflow
+	// push serves the push-config rows and delivers pushes; nil while
+	// push is off.
+	push *push.Service
 }
 
 // New validates cfg and returns a server.
@@ -137,6 +148,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if (cfg.Inventory == nil) != (cfg.Routing == nil) {
 		problems = append(problems, errors.New("Inventory and Routing go together"))
+	}
+	switch {
+	case cfg.Capabilities.PushNotifications && cfg.Push == nil:
+		problems = append(problems, errors.New("Push is required when Capabilities.PushNotifications is on"))
+	case !cfg.Capabilities.PushNotifications && cfg.Push != nil:
+		problems = append(problems, errors.New("Push is set but Capabilities.PushNotifications is off"))
 	}
 	routed := make(map[string]interop.Workflow, len(cfg.Routed))
 	for _, w := range cfg.Routed {
@@ -173,5 +190,37 @@ func New(cfg Config) (*Server, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Server{cfg: cfg, m: m, errs: errs, log: log, now: now, routed: routed}, nil
+	s := &Server{cfg: cfg, m: m, errs: errs, log: log, now: now, routed: routed}
+	if cfg.Push != nil {
+		opts := *cfg.Push
+		if opts.Logger == nil {
+			opts.Logger = log
+		}
+		if opts.Now == nil {
+			opts.Now = now
+		}
+		if s.push, err = push.New(cfg.Store, push.ProjectorFunc(s.pushEvents), opts); err != nil {
+			return nil, fmt.Errorf("a2a: invalid config: Push: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Start starts push delivery, resuming what its stores hold; call it once
+// before serving. Without push it does nothing.
+func (s *Server) Start(ctx context.Context) error {
+	if s.push == nil {
+		return nil
+	}
+	return s.push.Start(ctx)
+}
+
+// Close stops push delivery: no more run events are followed, and queued
+// pushes are attempted until ctx ends (what is left stays in the outbox).
+// Call it after the HTTP server has drained. Without push it does nothing.
+func (s *Server) Close(ctx context.Context) error {
+	if s.push == nil {
+		return nil
+	}
+	return s.push.Close(ctx)
 }

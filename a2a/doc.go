@@ -1,6 +1,6 @@
 // Package a2a serves A2A 1.0 over a host's RunStore, exactly as the OpenWOP
-// v2 interop map requires (RULES §3–§8, §16, §19: R27–R82, R141, R142,
-// R149, R150). An A2A Task is the host's run: the server keeps no task
+// v2 interop map requires (RULES §3–§8, §10, §16, §19: R27–R82, R90–R99,
+// R141, R142, R149, R150). An A2A Task is the host's run: the server keeps no task
 // state of its own.
 //
 // Build a [Server] with [New] and mount its handlers on the host's mux:
@@ -38,6 +38,21 @@
 // never the OpenWOP envelope (R66). Not-found answers are byte-identical for
 // unknown and unreadable tasks (R67). [WriteJSONRPCError] and
 // [WriteHTTPJSONError] let host middleware refuse in the same shapes.
+//
+// # Push notifications
+//
+// With Capabilities.PushNotifications and Config.Push, the four push-config
+// rows run over a push.Service (pushconfig.go; R52, R90–R98): the task is
+// read under the caller's Subject first, so an unreadable task and another
+// task's config id answer -32001 byte for byte like unknown ones; the URL
+// passes the egress guard or the request is -32602 on "url"; responses
+// never carry the token or the credentials; Delete is idempotent. A config
+// sent with SendMessage (configuration.taskPushNotificationConfig) is
+// judged before the message is applied and registered on its task. Push
+// bodies are rendered by the same projection as the streams (pushEvents),
+// so a push shows what SubscribeToTask would. [Server.Start] and
+// [Server.Close] own the delivery worker. Without the facet all four rows
+// answer -32003, never -32601.
 //
 // # Cards
 //

@@ -23,6 +23,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Fixed values of the A2A surface.
@@ -51,6 +52,9 @@ type inbound struct {
 	msg     *wire.Message
 	host    interop.Message
 	history *int
+	// push is configuration.taskPushNotificationConfig, registered on the
+	// task once the message is applied.
+	push *push.Spec
 }
 
 // sendMessage: without taskId it starts a run of the resolved workflow
@@ -70,8 +74,14 @@ func (s *Server) sendMessage(ctx context.Context, c *call, req *wire.SendMessage
 	if immediate && !s.cfg.Capabilities.DurableTasks {
 		return nil, s.errs.unsupported("returnImmediately requires durable tasks, which this host does not offer")
 	}
+	if err := s.checkInlinePush(ctx, &in); err != nil {
+		return nil, err
+	}
 	run, err := s.deliver(ctx, c, in)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.registerInline(ctx, c, &run, &in); err != nil {
 		return nil, err
 	}
 	if !immediate && !settled(run.Status) {
@@ -112,8 +122,8 @@ func (s *Server) awaitSettled(ctx context.Context, c *call, run interop.Run) (in
 }
 
 // checkSend validates a SendMessage request before anything is read or
-// written: the message itself (RULES R53), historyLength, and a push
-// config, which is refused until push delivery is served.
+// written: the message itself (RULES R53) and historyLength; a push config
+// is taken along and judged by checkInlinePush.
 func (s *Server) checkSend(req *wire.SendMessageRequest) (inbound, error) {
 	if req == nil || req.Message == nil {
 		return inbound{}, s.errs.invalidParams("message", "message is required")
@@ -138,9 +148,10 @@ func (s *Server) checkSend(req *wire.SendMessageRequest) (inbound, error) {
 		}
 		in.history = cfg.HistoryLength
 		if cfg.PushConfig != nil {
-			// Push configs are registered by the push-config rows (issue 6);
-			// until then a config sent inline is refused, never dropped.
-			return inbound{}, s.errs.pushNotSupported()
+			// Registered with the task once the message is applied; refused
+			// (never dropped) while push is off.
+			spec := pushSpec(cfg.PushConfig)
+			in.push = &spec
 		}
 	}
 	return in, nil
@@ -560,8 +571,14 @@ func (s *Server) streamMessage(ctx context.Context, c *call, req *wire.SendMessa
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkInlinePush(ctx, &in); err != nil {
+		return nil, err
+	}
 	run, err := s.deliver(ctx, c, in)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.registerInline(ctx, c, &run, &in); err != nil {
 		return nil, err
 	}
 	return s.follow(ctx, c, run, taskView{history: in.history, artifacts: true}, true)

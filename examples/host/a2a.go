@@ -16,6 +16,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // a2aRefreshedAt is the day the advertised A2A versions were last
@@ -37,10 +38,14 @@ const (
 const bearerScheme = "bearer"
 
 // newInterop builds the library's Host for the demo: A2A 1.0 over the
-// store, with streaming, durable tasks, the extended card and per-agent
-// cards, routing exactly the conformance-approval fixture (the OpenWOP
+// store, with streaming, durable tasks, push notifications, the extended
+// card and per-agent cards, routing exactly the conformance-approval fixture (the OpenWOP
 // suite requires the interface to route that one skill).
 func newInterop(cfg config, base, version string, secret []byte) (*wopinterop.Host, error) {
+	guard, err := push.NewGuard(push.GuardOptions{AllowOrigins: cfg.PushAllow})
+	if err != nil {
+		return nil, err
+	}
 	return wopinterop.New(wopinterop.Config{
 		Store:         cfg.Store,
 		Subjects:      cfg.Auth,
@@ -60,11 +65,15 @@ func newInterop(cfg config, base, version string, secret []byte) (*wopinterop.Ho
 			HTTPJSON:     true,
 			ExtendedCard: true,
 			Facet: facets.A2A{
-				RefreshedAt:  a2aRefreshedAt,
-				Streaming:    true,
-				DurableTasks: true,
-				AgentCards:   true,
+				RefreshedAt:       a2aRefreshedAt,
+				Streaming:         true,
+				DurableTasks:      true,
+				AgentCards:        true,
+				PushNotifications: true,
 			},
+			// Push deliveries go to https URLs of public hosts, and to the
+			// -push-allow origins (local receivers).
+			Push: &push.Options{Guard: guard},
 			Card: a2a.CardConfig{
 				Name:        implementationName,
 				Description: "The wopinterop demo host: the OpenWOP conformance fixtures over an in-memory store.",

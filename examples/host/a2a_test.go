@@ -83,7 +83,7 @@ func TestAgentCard(t *testing.T) {
 		t.Errorf("interfaces %q, want %q", ifaces, want)
 	}
 	c := card.Capabilities
-	if !c.Streaming || c.PushNotifications || !c.ExtendedAgentCard {
+	if !c.Streaming || !c.PushNotifications || !c.ExtendedAgentCard {
 		t.Errorf("capabilities %+v", c)
 	}
 	if s, ok := card.SecuritySchemes[bearerScheme].(wire.HTTPAuthSecurityScheme); !ok || s.Scheme != "Bearer" ||

@@ -79,7 +79,8 @@ func TestDiscoveryDocument(t *testing.T) {
 	if err := json.Unmarshal(root["hostEvents"], &hostEvents); err != nil {
 		t.Fatal(err)
 	}
-	if len(hostEvents.Types) != 1 || hostEvents.Types[0].Type != "negotiation.decided" || hostEvents.Types[0].Delivery != "durable" {
+	if len(hostEvents.Types) != 2 || hostEvents.Types[0].Type != "a2a.push-dead-lettered" || hostEvents.Types[0].Delivery != "durable" ||
+		hostEvents.Types[1].Type != "negotiation.decided" || hostEvents.Types[1].Delivery != "durable" {
 		t.Errorf("hostEvents record %s", root["hostEvents"])
 	}
 

@@ -10,6 +10,7 @@
 //	go run ./examples/host -keys acme=s3cret,initech=k2
 //	go run ./examples/host -public-url https://demo.example.com
 //	go run ./examples/host -routing-secret "$(openssl rand -hex 32)"
+//	go run ./examples/host -push-allow http://127.0.0.1:9999
 //
 // -public-url sets the origin of the links the host hands out (statusUrl,
 // eventsUrl, resolveUrl) and of every URL on the agent card; by default it
@@ -20,6 +21,12 @@
 // A2A routing values, the a2aTenant of GET /agents. Without it the host
 // draws a random secret per process, so those values change on every
 // restart and a peer holding an old one gets the never-minted answer.
+//
+// -push-allow lists exact origins (scheme://host:port, comma-separated)
+// that A2A push deliveries may reach although they are plain http or on a
+// loopback or private address: local push receivers. Every other push
+// destination must be https to a public address (the push package's
+// egress guard). The card advertises pushNotifications either way.
 //
 // When it is ready it prints exactly one line, "listening on http://ADDR",
 // with the address it really bound. SIGINT or SIGTERM drains it: open event

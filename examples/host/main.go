@@ -18,6 +18,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Exit codes.
@@ -46,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`; port 0 picks a free port")
 	keysSpec := fs.String("keys", defaultKeys, "bearer API keys as `tenant=key,...` (replaces the demo keys)")
 	publicURL := fs.String("public-url", "", "public origin for links in responses and on the agent card (default: http://ADDR)")
+	pushAllowSpec := fs.String("push-allow", "", "exact `origins` (scheme://host:port,...) A2A pushes may reach although plain http or on loopback/private addresses: local receivers")
 	routingSpec := fs.String("routing-secret", "", "`secret` (hex or base64, at least 32 bytes) deriving the agents' A2A routing values (default: random per process, so they change on restart)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -75,6 +77,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 			return exitUsage
 		}
 	}
+	pushAllow, err := parsePushAllow(*pushAllowSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "host: invalid -push-allow: %v\n", err)
+		return exitUsage
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 
 	ln, err := net.Listen("tcp", *addr)
@@ -99,6 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	defer startDrain()
 	handler, err := newHandler(config{
 		Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
+		PushAllow: pushAllow,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -150,6 +158,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		code = exitFault
 	}
 	return code
+}
+
+// parsePushAllow reads -push-allow: comma-separated origins, each checked
+// by the push guard (no path, query or userinfo).
+func parsePushAllow(spec string) ([]string, error) {
+	var origins []string
+	for _, o := range strings.Split(spec, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	if _, err := push.NewGuard(push.GuardOptions{AllowOrigins: origins}); err != nil {
+		return nil, err
+	}
+	return origins, nil
 }
 
 // seed gives every tenant the conformance fixtures and one demo agent that

@@ -55,6 +55,11 @@ type config struct {
 	// Now is the clock of the A2A surface and of the refreshedAt check.
 	// Default: time.Now.
 	Now func() time.Time
+	// PushAllow are exact origins (scheme://host[:port]) A2A push
+	// deliveries may reach although they are plain http or on a loopback
+	// or private address: local receivers. Every other destination must be
+	// https to a public address.
+	PushAllow []string
 }
 
 const (

@@ -1,0 +1,227 @@
+package a2a
+
+// The four push-config operations (RULES R52, R57b, §10) and the push
+// bodies. The gate refuses all four with -32003 while
+// a2a.pushNotifications is off; with it on they run over the push
+// package's Service. Every operation reads the task under the caller's
+// Subject first, so an unknown, unreadable or malformed task id answers
+// -32001 exactly as GetTask does, and a config id of another task answers
+// like one that never existed (RULES R98). Responses show the config as
+// registered minus its secrets: {taskId, id, url, authentication:{scheme}}
+// — never the token or the credentials (RULES R92).
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strconv"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/push"
+)
+
+// Page sizes of ListTaskPushNotificationConfigs.
+const maxPushPageSize = 100
+
+// createPushConfig registers a config on a task the caller can read. The
+// URL passes the egress guard or the request is -32602 on "url" (RULES
+// R91).
+func (s *Server) createPushConfig(ctx context.Context, c *call, req *wire.PushConfig) (*wire.PushConfig, error) {
+	if s.push == nil {
+		return nil, s.errs.pushNotSupported()
+	}
+	run, err := s.readRun(ctx, c, string(req.TaskID))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.push.Register(ctx, c.subject, &run, pushSpec(req))
+	if err != nil {
+		return nil, s.pushRefusal(ctx, "", err)
+	}
+	return wirePushConfig(cfg), nil
+}
+
+// getPushConfig reads one config; one the task does not hold is -32001.
+func (s *Server) getPushConfig(ctx context.Context, c *call, req *wire.GetTaskPushConfigRequest) (*wire.PushConfig, error) {
+	if s.push == nil {
+		return nil, s.errs.pushNotSupported()
+	}
+	if _, err := s.readRun(ctx, c, string(req.TaskID)); err != nil {
+		return nil, err
+	}
+	if req.ID == "" {
+		return nil, s.errs.invalidParams("id", "id is required")
+	}
+	cfg, err := s.push.Get(ctx, string(req.TaskID), req.ID)
+	if err != nil {
+		return nil, s.pushRefusal(ctx, "", err)
+	}
+	return wirePushConfig(cfg), nil
+}
+
+// listPushConfigs lists a task's configs in registration order, pageSize
+// 1–100 (0: up to 100); nextPageToken is the last config id of a full page.
+func (s *Server) listPushConfigs(ctx context.Context, c *call, req *wire.ListTaskPushConfigRequest) (*wire.ListTaskPushConfigResponse, error) {
+	if s.push == nil {
+		return nil, s.errs.pushNotSupported()
+	}
+	if _, err := s.readRun(ctx, c, string(req.TaskID)); err != nil {
+		return nil, err
+	}
+	size := req.PageSize
+	switch {
+	case size == 0:
+		size = maxPushPageSize
+	case size < 1 || size > maxPushPageSize:
+		return nil, s.errs.invalidParams("pageSize", "pageSize must be between 1 and "+strconv.Itoa(maxPushPageSize))
+	}
+	cfgs, err := s.push.List(ctx, string(req.TaskID))
+	if err != nil {
+		return nil, s.pushRefusal(ctx, "", err)
+	}
+	start := 0
+	if req.PageToken != "" {
+		start = -1
+		for i := range cfgs {
+			if pushPageToken(cfgs[i].ID) == req.PageToken {
+				start = i + 1
+				break
+			}
+		}
+		if start < 0 {
+			return nil, s.errs.invalidParams("pageToken", "pageToken is not a token this server issued for this task")
+		}
+	}
+	end := min(start+size, len(cfgs))
+	out := &wire.ListTaskPushConfigResponse{Configs: make([]*wire.PushConfig, 0, end-start)}
+	for _, cfg := range cfgs[start:end] {
+		out.Configs = append(out.Configs, wirePushConfig(cfg))
+	}
+	if end < len(cfgs) {
+		out.NextPageToken = pushPageToken(cfgs[end-1].ID)
+	}
+	return out, nil
+}
+
+// pushPageToken continues a config list after the config id: opaque to
+// the client, meaningful only for the task it was issued on.
+func pushPageToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+// deletePushConfig removes a config; an absent one on a readable task
+// succeeds (idempotent), and nothing of another task is ever touched.
+func (s *Server) deletePushConfig(ctx context.Context, c *call, req *wire.DeleteTaskPushConfigRequest) error {
+	if s.push == nil {
+		return s.errs.pushNotSupported()
+	}
+	if _, err := s.readRun(ctx, c, string(req.TaskID)); err != nil {
+		return err
+	}
+	if req.ID == "" {
+		return s.errs.invalidParams("id", "id is required")
+	}
+	if err := s.push.Delete(ctx, string(req.TaskID), req.ID); err != nil {
+		return s.pushRefusal(ctx, "", err)
+	}
+	return nil
+}
+
+// pushSpec is the push package's view of a wire config.
+func pushSpec(p *wire.PushConfig) push.Spec {
+	spec := push.Spec{ID: p.ID, URL: p.URL, Token: p.Token}
+	if p.Auth != nil {
+		spec.Scheme, spec.Credentials = p.Auth.Scheme, p.Auth.Credentials
+	}
+	return spec
+}
+
+// wirePushConfig is a config as responses show it: no token, no
+// credentials.
+func wirePushConfig(c push.Config) *wire.PushConfig {
+	out := &wire.PushConfig{TaskID: wire.TaskID(c.TaskID), ID: c.ID, URL: c.URL}
+	if c.Scheme != "" {
+		out.Auth = &wire.PushAuthInfo{Scheme: c.Scheme}
+	}
+	return out
+}
+
+// pushRefusal maps an error of the push Service. prefix is prepended to
+// a refused field ("configuration.taskPushNotificationConfig." for a
+// config sent with SendMessage). Messages are fixed: never the URL, what
+// it resolved to, or a secret.
+func (s *Server) pushRefusal(ctx context.Context, prefix string, err error) error {
+	var fe *push.FieldError
+	switch {
+	case errors.As(err, &fe) && fe.Field == "url":
+		return s.errs.invalidParams(prefix+"url", "url must be an https URL of a public host")
+	case errors.As(err, &fe):
+		return s.errs.invalidParams(prefix+fe.Field, fe.Reason)
+	case errors.Is(err, push.ErrTooManyConfigs):
+		return s.errs.invalidParams(prefix+"id", "the task already holds the most push configs allowed")
+	case errors.Is(err, interop.ErrNotFound):
+		return s.errs.taskNotFound()
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	s.log.ErrorContext(ctx, "a2a: push config operation failed", "error", err)
+	return internalError()
+}
+
+// inlineConfigField prefixes the fields of a config sent with SendMessage.
+const inlineConfigField = "configuration.taskPushNotificationConfig."
+
+// checkInlinePush refuses a config sent with SendMessage before anything
+// is written: push off is -32003, a bad config -32602.
+func (s *Server) checkInlinePush(ctx context.Context, in *inbound) error {
+	if in.push == nil {
+		return nil
+	}
+	if s.push == nil {
+		return s.errs.pushNotSupported()
+	}
+	if err := s.push.Precheck(ctx, *in.push); err != nil {
+		return s.pushRefusal(ctx, inlineConfigField, err)
+	}
+	return nil
+}
+
+// registerInline registers a config sent with SendMessage on the task the
+// message created or continued. Without a client id the config id derives
+// from the messageId, so a repeated message (idempotent: the same task)
+// replaces its config instead of adding another.
+func (s *Server) registerInline(ctx context.Context, c *call, run *interop.Run, in *inbound) error {
+	if in.push == nil {
+		return nil
+	}
+	spec := *in.push
+	if spec.ID == "" {
+		sum := sha256.Sum256([]byte(in.msg.ID))
+		spec.ID = "msg-" + base64.RawURLEncoding.EncodeToString(sum[:18])
+	}
+	if _, err := s.push.Register(ctx, c.subject, run, spec); err != nil {
+		return s.pushRefusal(ctx, inlineConfigField, err)
+	}
+	return nil
+}
+
+// pushEvents renders one run event as push bodies, exactly as a stream of
+// the task would show it (RULES R96, R54): an artifactUpdate per chunk, a
+// statusUpdate when the status changed from prev.
+func (s *Server) pushEvents(ctx context.Context, sub interop.Subject, task push.TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {
+	run := interop.Run{ID: task.ID, ContextID: task.ContextID}
+	var out []wire.Event
+	if ev.Type == interop.EventArtifactPublished && ev.Artifact != nil {
+		out = append(out, artifactUpdate(&run, ev))
+	}
+	if ev.Status != prev {
+		upd, err := s.statusAt(ctx, &call{subject: sub}, &run, ev)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, upd)
+	}
+	return out, nil
+}

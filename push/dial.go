@@ -1,0 +1,204 @@
+package push
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Dialling only what the guard validated (RULES R94, R101). A request
+// sent through [Guard.Client] is checked by the client's round tripper,
+// which resolves the name once and stores the validated destination in
+// the request's context; the transport's dial function reads it back and
+// connects to those addresses, so no second lookup can answer differently
+// (no DNS-rebinding window). A dial without a checked destination fails.
+
+// errUnchecked reports a dial that did not come from a checked request.
+var errUnchecked = errors.New("push: dial of a destination the guard did not check")
+
+// errHeaderValue reports a header value with a line break or NUL.
+var errHeaderValue = errors.New("push: header value contains a control character")
+
+type destinationKey struct{}
+
+func withDestination(ctx context.Context, d *Destination) context.Context {
+	return context.WithValue(ctx, destinationKey{}, d)
+}
+
+func destinationFrom(ctx context.Context) *Destination {
+	d, _ := ctx.Value(destinationKey{}).(*Destination)
+	return d
+}
+
+// Client returns an HTTP client every request of which passes the guard:
+// the URL is checked (and its name resolved) when the request is sent,
+// the connection goes to a validated address, redirects are never
+// followed (the 3xx response is returned as it is, RULES R94), the
+// environment's proxy settings are ignored, and header values with CR, LF
+// or NUL are refused. TLS verifies the certificate against the URL's host
+// name, never the dialled address. tlsConfig may be nil (system roots).
+func (g *Guard) Client(tlsConfig *tls.Config) *http.Client {
+	t := &http.Transport{
+		// Never http.ProxyFromEnvironment: the dial would then go to the
+		// proxy, and the guard would judge the proxy instead of the target.
+		// GuardOptions.Proxy tunnels to the validated address instead.
+		Proxy:                  nil,
+		DialContext:            g.dialContext,
+		TLSClientConfig:        tlsConfig.Clone(),
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 32 << 10,
+	}
+	return &http.Client{
+		Transport: &guardedTransport{g: g, next: t},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// guardedTransport checks each request before the transport sees it.
+type guardedTransport struct {
+	g    *Guard
+	next *http.Transport
+}
+
+func (t *guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	fail := func(err error) (*http.Response, error) {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, err
+	}
+	for _, vs := range r.Header {
+		for _, v := range vs {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return fail(errHeaderValue)
+			}
+		}
+	}
+	if d := destinationFrom(r.Context()); d != nil && d.URL.Scheme == r.URL.Scheme && d.URL.Host == r.URL.Host {
+		// Checked by the caller in this package (a push attempt checks the
+		// URL as registered, before net/http normalises it).
+		return t.next.RoundTrip(r)
+	}
+	d, err := t.g.Check(r.Context(), r.URL.String())
+	if err != nil {
+		return fail(err)
+	}
+	return t.next.RoundTrip(r.WithContext(withDestination(r.Context(), d)))
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// transport.
+func (t *guardedTransport) CloseIdleConnections() { t.next.CloseIdleConnections() }
+
+// dialContext is the transport's dial: it connects to the addresses of the
+// request's checked destination, in order, and to nothing else.
+func (g *Guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := destinationFrom(ctx)
+	if d == nil || !sameHostPort(addr, d.hostPort) {
+		return nil, errUnchecked
+	}
+	var last error = errUnchecked
+	for _, ap := range d.Addrs {
+		conn, err := g.dialAddr(ctx, ap, d.Allowlisted)
+		if err == nil {
+			return conn, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("push: connect: %w", last)
+}
+
+// dialAddr connects to one validated address, directly or through the
+// proxy's tunnel. The address is judged once more right before the
+// connection, so nothing but a public address (or an allowlisted origin's)
+// is ever dialled directly.
+func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort, allowlisted bool) (net.Conn, error) {
+	if !allowlisted && !g.policy.publicUnicast(ap.Addr()) {
+		return nil, refused(ReasonAddress)
+	}
+	if g.proxy == nil {
+		return g.dial(ctx, "tcp", ap.String())
+	}
+	return g.tunnel(ctx, ap)
+}
+
+// tunnel opens a CONNECT tunnel through the proxy to ap, the validated
+// address: the proxy never sees the name, so it cannot resolve it again.
+func (g *Guard) tunnel(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+	conn, err := g.dial(ctx, "tcp", g.proxy.Host)
+	if err != nil {
+		return nil, err
+	}
+	// The CONNECT exchange ends with ctx: a deadline in the past unblocks
+	// the read or write in progress.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	target := ap.String()
+	req := &http.Request{
+		Method: http.MethodConnect,
+		URL:    &url.URL{Opaque: target},
+		Host:   target,
+		Header: http.Header{},
+	}
+	if u := g.proxy.User; u != nil {
+		pw, _ := u.Password()
+		req.Header.Set("Proxy-Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)))
+	}
+	fail := func(err error) (net.Conn, error) {
+		stop()
+		_ = conn.Close()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, err
+	}
+	if err := req.Write(conn); err != nil {
+		return fail(fmt.Errorf("push: proxy: %w", err))
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		return fail(fmt.Errorf("push: proxy: %w", err))
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fail(fmt.Errorf("push: proxy refused the tunnel with HTTP %d", resp.StatusCode))
+	}
+	if br.Buffered() > 0 {
+		// The target speaks first only after our TLS hello; bytes now are
+		// the proxy's, and would be lost with the reader.
+		return fail(errors.New("push: proxy sent data before the tunnel opened"))
+	}
+	if !stop() {
+		return fail(ctx.Err())
+	}
+	return conn, nil
+}
+
+// sameHostPort compares two host:port strings as the transport and the
+// guard spell them: host names without case or a trailing dot.
+func sameHostPort(a, b string) bool {
+	ah, ap, err1 := net.SplitHostPort(a)
+	bh, bp, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || ap != bp {
+		return false
+	}
+	return strings.EqualFold(strings.TrimSuffix(ah, "."), strings.TrimSuffix(bh, "."))
+}

@@ -1,0 +1,276 @@
+package push
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
+)
+
+// ErrClosed reports a registration after [Service.Close].
+var ErrClosed = errors.New("push: service is closed")
+
+// DeadLetterEventType is the host-event type of a push that exhausted its
+// attempts (RULES R95, R103). It matches the host-event type grammar; a
+// host that enables push advertises it as durable.
+const DeadLetterEventType = "a2a.push-dead-lettered"
+
+// TaskRef names the task a push body is about.
+type TaskRef struct {
+	// ID is the task id: the run's bound id.
+	ID string
+	// ContextID is the run's contextId ("" when the run has none).
+	ContextID string
+}
+
+// Projector turns one event of a task's run into the push bodies it
+// produces, in order: a statusUpdate when ev changes the status from
+// prev, an artifactUpdate per artifact chunk, nothing for other entries
+// (RULES R96, R54). It reads under sub, the Subject that registered the
+// config. The A2A server supplies it, so a push body is exactly what its
+// stream would show.
+type Projector interface {
+	Project(ctx context.Context, sub interop.Subject, task TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error)
+}
+
+// ProjectorFunc adapts a function to [Projector].
+type ProjectorFunc func(ctx context.Context, sub interop.Subject, task TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error)
+
+// Project calls f.
+func (f ProjectorFunc) Project(ctx context.Context, sub interop.Subject, task TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {
+	return f(ctx, sub, task, ev, prev)
+}
+
+// Options configure a [Service]. Events is required; every other field
+// has a documented default.
+type Options struct {
+	// Events receives dead letters as host events of the task's tenant.
+	Events interop.EventSink
+	// Guard is the egress guard; nil means NewGuard(GuardOptions{}): https
+	// only, public unicast only, the system resolver.
+	Guard *Guard
+	// Configs keeps the config records; nil means NewMemoryConfigs().
+	Configs ConfigStore
+	// Vault keeps the secrets; nil means NewMemoryVault().
+	Vault Vault
+	// Outbox keeps queued deliveries; nil means NewMemoryOutbox().
+	Outbox Outbox
+	// Retry bounds each push's attempts; the zero value is the default
+	// policy (see RetryPolicy).
+	Retry RetryPolicy
+	// MaxConfigsPerTask bounds the configs one task may hold; 0 means 10.
+	MaxConfigsPerTask int
+	// Concurrency bounds the attempts in flight across all tasks; 0 means
+	// 32. Each task keeps its own order whatever the bound.
+	Concurrency int
+	// TLS configures the client side of https deliveries (e.g. RootCAs of
+	// a private CA); nil means the system roots.
+	TLS *tls.Config
+	// Logger receives delivery faults: task and config ids and a status
+	// class, never a URL, a header or a secret. Nil discards.
+	Logger *slog.Logger
+	// Now stamps records; nil means time.Now.
+	Now func() time.Time
+}
+
+// Service is A2A push delivery: the push-config operations (register,
+// get, list, delete) and the worker that delivers a task's run events to
+// its configs. Build it with [New], call [Service.Start] before serving
+// and [Service.Close] on shutdown.
+//
+// The Service does not authorize: its callers read the task under the
+// caller's Subject first (the A2A server does), so a task the caller
+// cannot read never reaches it.
+type Service struct {
+	store      interop.RunStore
+	project    Projector
+	events     interop.EventSink
+	guard      *Guard
+	configs    ConfigStore
+	vault      Vault
+	outbox     Outbox
+	retry      RetryPolicy
+	maxPerTask int
+	client     *http.Client
+	log        *slog.Logger
+	now        func() time.Time
+	sem        chan struct{}
+	idPrefix   string
+	nextID     atomic.Uint64
+
+	mu       sync.Mutex
+	state    serviceState
+	watchers map[string]*watcher
+	lanes    map[laneKey]*lane
+
+	watchCtx  context.Context
+	stopWatch context.CancelFunc
+	watchWG   sync.WaitGroup
+	laneCtx   context.Context
+	stopLanes context.CancelFunc
+	laneWG    sync.WaitGroup
+}
+
+type serviceState int
+
+const (
+	stateNew serviceState = iota
+	stateStarted
+	stateClosing
+	stateClosed
+)
+
+// New validates o and returns a service that follows runs of store and
+// renders push bodies with project.
+func New(store interop.RunStore, project Projector, o Options) (*Service, error) {
+	var problems []error
+	if store == nil {
+		problems = append(problems, errors.New("a RunStore is required"))
+	}
+	if project == nil {
+		problems = append(problems, errors.New("a Projector is required"))
+	}
+	if o.Events == nil {
+		problems = append(problems, errors.New("Events is required (dead letters go there)"))
+	}
+	retry, err := o.Retry.withDefaults()
+	if err != nil {
+		problems = append(problems, err)
+	}
+	if o.MaxConfigsPerTask < 0 || o.Concurrency < 0 {
+		problems = append(problems, errors.New("MaxConfigsPerTask and Concurrency must not be negative"))
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("push: invalid options: %w", errors.Join(problems...))
+	}
+	s := &Service{
+		store: store, project: project, events: o.Events,
+		guard: o.Guard, configs: o.Configs, vault: o.Vault, outbox: o.Outbox,
+		retry: retry, maxPerTask: o.MaxConfigsPerTask,
+		log: o.Logger, now: o.Now,
+		idPrefix: "dl-" + isolation.NewOpaque() + "-",
+		watchers: map[string]*watcher{},
+		lanes:    map[laneKey]*lane{},
+	}
+	if s.guard == nil {
+		if s.guard, err = NewGuard(GuardOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	if s.configs == nil {
+		s.configs = NewMemoryConfigs()
+	}
+	if s.vault == nil {
+		s.vault = NewMemoryVault()
+	}
+	if s.outbox == nil {
+		s.outbox = NewMemoryOutbox()
+	}
+	if s.maxPerTask == 0 {
+		s.maxPerTask = 10
+	}
+	concurrency := o.Concurrency
+	if concurrency == 0 {
+		concurrency = 32
+	}
+	s.sem = make(chan struct{}, concurrency)
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.client = s.guard.Client(o.TLS)
+	s.watchCtx, s.stopWatch = context.WithCancel(context.Background())
+	s.laneCtx, s.stopLanes = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Start resumes what the stores hold — the outbox's pending deliveries
+// and a watcher for every task with a live config — and lets
+// registrations start watchers. Call it once, before serving.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.state != stateNew {
+		s.mu.Unlock()
+		return errors.New("push: Start called twice or after Close")
+	}
+	s.mu.Unlock()
+	pending, err := s.outbox.Pending(ctx)
+	if err != nil {
+		return fmt.Errorf("push: reading the outbox: %w", err)
+	}
+	live, err := s.configs.Live(ctx)
+	if err != nil {
+		return fmt.Errorf("push: reading live configs: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = stateStarted
+	for _, d := range pending {
+		s.queueLocked(d)
+	}
+	from := map[string]Record{} // per task: the lowest watermark
+	for _, r := range live {
+		if low, ok := from[r.TaskID]; !ok || r.After < low.After {
+			from[r.TaskID] = r
+		}
+	}
+	for _, r := range from {
+		s.watchLocked(r, "")
+	}
+	return nil
+}
+
+// Close stops following runs, then waits until every queued delivery has
+// been attempted to its end (delivered, dead-lettered or dropped) or ctx
+// ends; then it abandons the attempts in flight, which stay in the outbox
+// for the next Start, and returns ctx.Err(). It is idempotent.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.state == stateClosing || s.state == stateClosed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.state = stateClosing
+	s.mu.Unlock()
+
+	s.stopWatch()
+	s.watchWG.Wait()
+	drained := make(chan struct{})
+	go func() {
+		s.laneWG.Wait()
+		close(drained)
+	}()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		s.stopLanes()
+		<-drained
+		err = ctx.Err()
+	}
+	s.stopLanes()
+	s.client.CloseIdleConnections()
+	s.mu.Lock()
+	s.state = stateClosed
+	s.mu.Unlock()
+	return err
+}
+
+// nextDeliveryID mints a delivery id: unique per service instance (the
+// prefix is random) and cheap (a counter).
+func (s *Service) nextDeliveryID() string {
+	return s.idPrefix + strconv.FormatUint(s.nextID.Add(1), 10)
+}

@@ -1,0 +1,281 @@
+package push
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// Following runs. One watcher per task with live configs follows the run's
+// event log (RunStore.WatchRun under the registering Subject), renders each
+// event into push bodies once, and queues one delivery per body for every
+// config whose watermark is below the event. It ends after the terminal
+// event, when the task's last config is deleted, when the run can no
+// longer be read, or on Close.
+
+// watcher is one task's follower. Its fields are guarded by Service.mu.
+type watcher struct {
+	task    string
+	cancel  context.CancelFunc
+	stopped bool // cancelled on purpose: a new registration needs a new watcher
+	// recheck is set when a config is registered while the watcher runs:
+	// before leaving after the terminal event, the watcher looks again for
+	// a config the terminal event may have missed.
+	recheck bool
+}
+
+func (w *watcher) stop() {
+	w.stopped = true
+	w.cancel()
+}
+
+// watchLocked makes sure rec's task is followed, from rec's watermark
+// when a new watcher starts. prev is the run's status at that watermark,
+// "" when unknown. s.mu is held.
+func (s *Service) watchLocked(rec Record, prev interop.RunStatus) {
+	if s.state != stateStarted {
+		return // Start resumes live configs; Close stops everything
+	}
+	if w := s.watchers[rec.TaskID]; w != nil && !w.stopped {
+		w.recheck = true
+		return
+	}
+	ctx, cancel := context.WithCancel(s.watchCtx)
+	w := &watcher{task: rec.TaskID, cancel: cancel}
+	s.watchers[rec.TaskID] = w
+	s.watchWG.Add(1)
+	go s.watch(ctx, w, cloneSubject(rec.Subject), TaskRef{ID: rec.TaskID, ContextID: rec.ContextID}, rec.After, prev)
+}
+
+// followResult is how one pass over a run's log ended.
+type followResult int
+
+const (
+	followStopped    followResult = iota // ctx ended
+	followTerminal                       // the terminal event was queued
+	followUnreadable                     // the run is no longer readable
+)
+
+func (s *Service) watch(ctx context.Context, w *watcher, sub interop.Subject, task TaskRef, from int64, prev interop.RunStatus) {
+	defer s.watchWG.Done()
+	defer w.cancel()
+	leave := func() {
+		s.mu.Lock()
+		if s.watchers[w.task] == w {
+			delete(s.watchers, w.task)
+		}
+		s.mu.Unlock()
+	}
+	for {
+		switch s.follow(ctx, sub, task, &from, &prev) {
+		case followStopped:
+			leave()
+			return
+		case followUnreadable:
+			// Nothing more can be delivered: the secrets go now (RULES R93).
+			s.finishTask(ctx, task.ID)
+			leave()
+			return
+		}
+		// A config registered while the terminal event was being queued
+		// may have missed it; one more pass from its watermark delivers it
+		// (configs that already had the event are past it).
+		again := false
+		for !again {
+			s.mu.Lock()
+			if !w.recheck {
+				if s.watchers[w.task] == w {
+					delete(s.watchers, w.task)
+				}
+				s.mu.Unlock()
+				return
+			}
+			w.recheck = false
+			s.mu.Unlock()
+			if low, ok := s.lowestWatermark(ctx, task.ID); ok && low < from {
+				from, prev, again = low, "", true
+			}
+		}
+	}
+}
+
+// lowestWatermark is the lowest watermark of the task's live configs.
+func (s *Service) lowestWatermark(ctx context.Context, taskID string) (int64, bool) {
+	recs, err := s.configs.List(ctx, taskID)
+	if err != nil {
+		s.log.ErrorContext(ctx, "push: listing configs failed", "task", taskID)
+		return 0, false
+	}
+	var low int64
+	found := false
+	for _, r := range recs {
+		if !r.Done && (!found || r.After < low) {
+			low, found = r.After, true
+		}
+	}
+	return low, found
+}
+
+// watchRetry is the pause before reopening a watch that failed.
+func watchRetry(failures int) time.Duration {
+	d := 50 * time.Millisecond << min(failures, 7) // up to 6.4s
+	return d
+}
+
+// follow queues the run's events after *from until the terminal one,
+// reopening the watch after a failure. *from and *prev advance with every
+// event queued.
+func (s *Service) follow(ctx context.Context, sub interop.Subject, task TaskRef, from *int64, prev *interop.RunStatus) followResult {
+	failures := 0
+	for {
+		if failures > 0 && !sleep(ctx, watchRetry(failures)) {
+			return followStopped
+		}
+		events, err := s.store.WatchRun(ctx, sub, task.ID, *from)
+		if err != nil {
+			if ctx.Err() != nil {
+				return followStopped
+			}
+			if errors.Is(err, interop.ErrNotFound) {
+				return followUnreadable
+			}
+			s.log.WarnContext(ctx, "push: watching a run failed", "task", task.ID)
+			failures++
+			continue
+		}
+		for ev, err := range events {
+			if err != nil {
+				break
+			}
+			if ev.Sequence <= *from {
+				continue
+			}
+			if err := s.queueEvent(ctx, sub, task, &ev, *prev); err != nil {
+				if ctx.Err() == nil {
+					s.log.WarnContext(ctx, "push: queueing a run event failed", "task", task.ID, "sequence", ev.Sequence)
+				}
+				break
+			}
+			*from, *prev = ev.Sequence, ev.Status
+			failures = 0
+			if ev.Terminal() {
+				return followTerminal
+			}
+		}
+		if ctx.Err() != nil {
+			return followStopped
+		}
+		// The sequence ended early: a failure, or a run that was already
+		// terminal with nothing after *from.
+		run, err := s.store.GetRun(ctx, sub, task.ID)
+		switch {
+		case ctx.Err() != nil:
+			return followStopped
+		case errors.Is(err, interop.ErrNotFound):
+			return followUnreadable
+		case err == nil && run.Status.Terminal() && run.LastSequence <= *from:
+			return followTerminal
+		}
+		failures++
+	}
+}
+
+// queueEvent renders ev and queues its bodies for every config of the
+// task whose watermark is below it, then raises the watermarks. On the
+// terminal event each config's last delivery is marked final.
+func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task TaskRef, ev *interop.RunEvent, prev interop.RunStatus) error {
+	events, err := s.project.Project(ctx, sub, task, ev, prev)
+	if err != nil {
+		return fmt.Errorf("push: projecting event %d: %w", ev.Sequence, err)
+	}
+	bodies := make([][]byte, len(events))
+	for i, e := range events {
+		if bodies[i], err = EncodeBody(e); err != nil {
+			return err
+		}
+	}
+	recs, err := s.configs.List(ctx, task.ID)
+	if err != nil {
+		return fmt.Errorf("push: listing configs: %w", err)
+	}
+	terminal := ev.Terminal()
+	for _, r := range recs {
+		if r.Done || r.After >= ev.Sequence {
+			continue
+		}
+		for i, b := range bodies {
+			d := Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Body: b, Final: terminal && i == len(bodies)-1}
+			if err := s.enqueue(ctx, d); err != nil {
+				return err
+			}
+		}
+		if terminal && len(bodies) == 0 {
+			if err := s.enqueue(ctx, Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Final: true}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.configs.Advance(ctx, task.ID, ev.Sequence); err != nil {
+		return fmt.Errorf("push: advancing the watermark: %w", err)
+	}
+	return nil
+}
+
+// EncodeBody encodes one push body: an A2A StreamResponse with exactly
+// one member (RULES R96), e.g. {"statusUpdate":{...}}, in the a2a-go wire
+// types' own JSON, the same bytes a stream of the task carries.
+func EncodeBody(ev wire.Event) ([]byte, error) {
+	if ev == nil {
+		return nil, errors.New("push: encoding a body: no event")
+	}
+	b, err := json.Marshal(wire.StreamResponse{Event: ev})
+	if err != nil {
+		return nil, fmt.Errorf("push: encoding a body: %w", err)
+	}
+	return b, nil
+}
+
+// finishTask ends every live config of a task: its secret is discarded
+// and nothing more is delivered.
+func (s *Service) finishTask(ctx context.Context, taskID string) {
+	recs, err := s.configs.List(context.WithoutCancel(ctx), taskID)
+	if err != nil {
+		s.log.ErrorContext(ctx, "push: listing configs failed", "task", taskID)
+		return
+	}
+	for i := range recs {
+		if !recs[i].Done {
+			s.finish(ctx, &recs[i])
+		}
+	}
+}
+
+// finish marks a config done and discards its secret (RULES R93).
+func (s *Service) finish(ctx context.Context, r *Record) {
+	ctx = context.WithoutCancel(ctx)
+	if err := s.configs.Finish(ctx, r.TaskID, r.ID, r.SecretRef); err != nil {
+		s.log.ErrorContext(ctx, "push: finishing a config failed", "task", r.TaskID, "config", r.ID)
+	}
+	s.discard(ctx, r.SecretRef)
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
