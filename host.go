@@ -19,6 +19,8 @@ import (
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 	"github.com/wopinterop/wopinterop/push"
 )
@@ -60,6 +62,8 @@ type Config struct {
 
 	// A2A mounts the A2A 1.0 surface when non-nil.
 	A2A *A2AConfig
+	// MCP mounts the MCP 2026-07-28 server when non-nil.
+	MCP *MCPConfig
 	// HostEvents is the host's own hostEvents record (its own host-event
 	// types, status, witness); nil lets the library write a default one.
 	// Either way {negotiation.decided, durable} is listed whenever an
@@ -142,6 +146,36 @@ func (e *ConfigError) Error() string { return "wopinterop: " + e.Field + " " + e
 // Unwrap makes errors.Is(err, ErrInvalidConfig) true.
 func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
+// DefaultMCPPath is where the MCP mount goes unless MCPConfig.Path says
+// otherwise.
+const DefaultMCPPath = "/mcp"
+
+// MCPConfig configures the MCP surface.
+type MCPConfig struct {
+	// Path is the mount path (default "/mcp"); it is also the
+	// mcp.serverUrls[0] the host advertises.
+	Path string
+	// Facet is the mcp facet the host advertises. Revisions, preferred and
+	// floor default to 2026-07-28, the features to the ones the profile
+	// requires (plus "extensions" when Server.Tasks is on); RefreshedAt is
+	// required. ServerURLs and ServerMount are filled in from Path.
+	Facet facets.MCP
+	// AllowDowngrade lets authenticated peers use an offered revision
+	// between the floor and preferred.
+	AllowDowngrade bool
+	// SealKey (≥ 32 bytes) seals MRTR requestState values; PreviousSealKeys
+	// still open values sealed before a rotation. Ledger makes their
+	// single use hold across replicas (nil: in-memory, one replica).
+	SealKey          []byte
+	PreviousSealKeys [][]byte
+	Ledger           sealed.Ledger
+	// Server carries the mount's own options (ServerInfo, AllowedOrigins,
+	// AllowAnonymous, Tasks, timeouts, optional prompts/resources/native
+	// tools …). Store, Subjects, Policy, Auditor, Sealer and MaxRounds are
+	// filled in by New and must be left zero.
+	Server mcp.Config
+}
+
 // Host is the composed library: the advertisement, the audit trail and the
 // mounted surfaces. Build it with [New], call [Host.Mount], and Close it on
 // shutdown, before the store its surfaces read.
@@ -153,6 +187,8 @@ type Host struct {
 	a2a      *a2a.Server
 	a2aPath  string
 	cardPath string
+	mcp      *mcp.Server
+	mcpPath  string
 }
 
 // New validates cfg, declares the facets it can back, and builds the
@@ -251,6 +287,49 @@ func New(cfg Config) (*Host, error) {
 			PushNotifications: c.Push != nil,
 		}
 	}
+	if c := cfg.MCP; c != nil {
+		var ok bool
+		if h.mcpPath, ok = mountPath(c.Path, DefaultMCPPath); !ok {
+			bad("MCP.Path", "%q must be an absolute path other than / without wildcards", c.Path)
+		}
+		if cfg.A2A != nil && (h.mcpPath == h.a2aPath || h.mcpPath == h.cardPath ||
+			strings.HasPrefix(h.mcpPath+"/", h.a2aPath+"/") || strings.HasPrefix(h.a2aPath+"/", h.mcpPath+"/")) {
+			bad("MCP.Path", "%q overlaps the A2A surface", h.mcpPath)
+		}
+		if len(c.SealKey) < sealed.MinKeyLen {
+			bad("MCP.SealKey", "%d bytes given, at least %d needed to seal requestState", len(c.SealKey), sealed.MinKeyLen)
+		}
+		if c.Server.Store != nil || c.Server.Subjects != nil || c.Server.Policy != nil || c.Server.Auditor != nil || c.Server.Sealer != nil || c.Server.MaxRounds != 0 {
+			bad("MCP.Server", "Store, Subjects, Policy, Auditor, Sealer and MaxRounds are filled in by New; leave them zero")
+		}
+		f := c.Facet
+		f.ServerURLs = []string{origin + h.mcpPath}
+		f.ServerMount = &facets.ServerMount{Transports: []string{facets.TransportStreamableHTTP}}
+		if len(f.Profiles) == 0 {
+			f.Profiles = []string{facets.ProfileMCP2026}
+		}
+		if len(f.Features) == 0 {
+			f.Features = []string{"server-discover", "mrtr", "cacheable-lists"}
+			if c.Server.Tasks {
+				f.Features = append(f.Features, "extensions")
+			}
+		}
+		if f.MRTR == nil {
+			f.MRTR = &facets.MRTR{MaxRounds: mcp.DefaultMaxRounds}
+		}
+		decl.MCP = &f
+		served.MCP = facets.ServedMCP{
+			Revisions:      []string{mcp.Revision},
+			Mount:          true,
+			Transports:     []string{facets.TransportStreamableHTTP},
+			Discover:       true,
+			MRTR:           true,
+			CacheableLists: true,
+		}
+		if c.Server.Tasks {
+			served.MCP.Extensions = []string{mcp.TasksExtension}
+		}
+	}
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
@@ -318,6 +397,29 @@ func New(cfg Config) (*Host, error) {
 			return nil, fmt.Errorf("wopinterop: a2a push delivery: %w", err)
 		}
 	}
+	if c := cfg.MCP; c != nil {
+		f := h.ad.MCP()
+		policy, err := f.Policy(c.AllowDowngrade, cfg.Now)
+		if err != nil {
+			return nil, fmt.Errorf("wopinterop: mcp policy: %w", err)
+		}
+		sealer, err := sealed.NewSealer(sealed.Config{Key: c.SealKey, PreviousKeys: c.PreviousSealKeys, Ledger: c.Ledger, Now: cfg.Now})
+		if err != nil {
+			return nil, fmt.Errorf("wopinterop: mcp requestState sealer: %w", err)
+		}
+		mc := c.Server
+		mc.Store, mc.Subjects, mc.Policy, mc.Auditor, mc.Sealer = cfg.Store, cfg.Subjects, policy, h.auditor, sealer
+		mc.MaxRounds = f.MRTR.MaxRounds
+		if mc.Logger == nil {
+			mc.Logger = cfg.Logger
+		}
+		if mc.Now == nil {
+			mc.Now = cfg.Now
+		}
+		if h.mcp, err = mcp.New(mc); err != nil {
+			return nil, fmt.Errorf("wopinterop: %w", err)
+		}
+	}
 	h.auditor.Start()
 	return h, nil
 }
@@ -343,6 +445,9 @@ func mountPath(p, def string) (string, bool) {
 // shape rather than by the mux. Like any ServeMux registration it panics
 // when a pattern is already taken; mount once per mux.
 func (h *Host) Mount(mux *http.ServeMux) {
+	if h.mcp != nil {
+		mux.Handle(h.mcpPath, h.mcp.Handler())
+	}
 	if h.a2a == nil {
 		return
 	}
@@ -378,6 +483,9 @@ func (h *Host) A2ATenant(a interop.Agent) (string, bool) {
 	return h.routing.ForAgent(a)
 }
 
+// MCPServer is the mounted MCP server, or nil without an MCP section.
+func (h *Host) MCPServer() *mcp.Server { return h.mcp }
+
 // A2AServer is the mounted A2A server, or nil without an A2A section, for
 // a host that wants to mount its handlers itself.
 func (h *Host) A2AServer() *a2a.Server { return h.a2a }
@@ -388,6 +496,10 @@ func (h *Host) A2AServer() *a2a.Server { return h.a2a }
 // before closing the store and event sink. It is idempotent.
 func (h *Host) Close(ctx context.Context) error {
 	var errs []error
+	if h.mcp != nil {
+		// Ends listen streams and waits for the mount's background work.
+		errs = append(errs, h.mcp.Close(ctx))
+	}
 	if h.a2a != nil {
 		// Push delivery first: its dead letters still reach the sink.
 		errs = append(errs, h.a2a.Close(ctx))
