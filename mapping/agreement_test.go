@@ -3,6 +3,7 @@ package mapping
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/wopinterop/wopinterop/internal/sharedspec"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -21,7 +22,7 @@ const (
 // schema and every consistency check.
 func loadUpstream(t *testing.T) *Map {
 	t.Helper()
-	m, err := Load(readFile(t, sharedSpecFile(t, upstreamMapPath)))
+	m, err := Load(sharedspec.Read(t, upstreamMapPath))
 	if err != nil {
 		t.Fatalf("Load(published map) = %v", err)
 	}
@@ -31,7 +32,7 @@ func loadUpstream(t *testing.T) *Map {
 // upstreamSchema compiles the published interop-map schema.
 func upstreamSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	raw := readFile(t, sharedSpecFile(t, upstreamSchemaPath))
+	raw := sharedspec.Read(t, upstreamSchemaPath)
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func validateWith(t *testing.T, s *jsonschema.Schema, data []byte) error {
 
 func TestPublishedMapPassesBothSchemas(t *testing.T) {
 	loadUpstream(t)
-	if err := validateWith(t, upstreamSchema(t), readFile(t, sharedSpecFile(t, upstreamMapPath))); err != nil {
+	if err := validateWith(t, upstreamSchema(t), sharedspec.Read(t, upstreamMapPath)); err != nil {
 		t.Fatalf("published schema refuses the published map: %v", err)
 	}
 }
@@ -308,7 +309,7 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 // published wording.
 func TestProseIsOurOwn(t *testing.T) {
 	var up, our any
-	if err := json.Unmarshal(readFile(t, sharedSpecFile(t, upstreamMapPath)), &up); err != nil {
+	if err := json.Unmarshal(sharedspec.Read(t, upstreamMapPath), &up); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(BuiltinJSON(), &our); err != nil {

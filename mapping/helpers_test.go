@@ -3,34 +3,8 @@ package mapping
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 )
-
-// sharedSpecFile returns the path of rel under ../shared/spec next to the
-// module root, skipping the test when the file is absent.
-func sharedSpecFile(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "spec", filepath.FromSlash(rel))
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not present: %v", rel, err)
-	}
-	return p
-}
 
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
