@@ -2,12 +2,9 @@ package facets
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
+	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -96,21 +93,10 @@ func clientHost() (Declaration, Served) {
 	return d, s
 }
 
+// golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-	}
+	goldenfile.Check(t, name, got, *update)
 }
 
 func mustDeclare(t testing.TB, v *Validator, d Declaration, s Served) *Advertisement {

@@ -2,12 +2,9 @@ package isolation
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
+	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"regexp"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // update rewrites the golden files under testdata/ from the current output.
@@ -28,17 +25,5 @@ var (
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, name, got, *update)
 }

@@ -1,13 +1,11 @@
 package negotiate
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
+	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"strings"
 	"testing"
 
@@ -16,21 +14,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s mismatch:\n got %s\nwant %s", name, got, want)
-	}
+	goldenfile.Check(t, name, got, *update)
 }
 
 func sha(s string) string {
