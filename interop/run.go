@@ -234,6 +234,15 @@ type Run struct {
 	// FailureMessage is a short, safe explanation of a failed run. It never
 	// carries stack traces, provider bodies or credentials.
 	FailureMessage string
+	// Fault marks a failed run whose failure lies in the host rather than
+	// in the work: the engine or its infrastructure could not carry the
+	// run out (a lost worker, a storage fault), as opposed to a workflow
+	// that ran and reported a failure. It is meaningful only with
+	// StatusFailed. The MCP Tasks extension reports such a task as status
+	// "failed" with an error object (a protocol-level error, SEP-2663)
+	// where an ordinary failed run is a completed task whose result has
+	// isError true; every other surface sees a failed run either way.
+	Fault bool
 	// CancelReason is the reason given to cancelRun, once cancelling.
 	CancelReason string
 	// LastSequence is the sequence of the newest event on the run's log, or

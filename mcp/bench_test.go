@@ -133,3 +133,58 @@ func BenchmarkToolsCallNoop(b *testing.B) {
 		b.Run(name, func(b *testing.B) { runBench(b, mk(b), "tools/call", "noop", benchCallBody) })
 	}
 }
+
+// benchExtensions is the mount with the test host's extension points.
+func benchExtensions(b *testing.B) http.Handler {
+	store := memstore.New()
+	b.Cleanup(func() { store.Close() })
+	policy, _ := negotiate.NewPolicy(negotiate.Config{Protocol: negotiate.MCP, Offered: []string{Revision}, Preferred: Revision, Floor: Revision})
+	sealer, _ := sealed.NewSealer(sealed.Config{Key: bytes.Repeat([]byte("k"), 32)})
+	cfg := Config{
+		Store: store, Subjects: testSubjects, Policy: policy, Sealer: sealer,
+		Auditor:    negotiate.NewAuditor(discardSink{}, negotiate.AuditorOptions{Synchronous: true}),
+		ServerInfo: Implementation{Name: "bench", Version: "1"},
+	}
+	withHost(newTestHost())(&cfg)
+	srv, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv.Handler()
+}
+
+// BenchmarkExtensions measures the extension methods through the whole
+// mount (guard, negotiation, audit, dispatch, encoding).
+func BenchmarkExtensions(b *testing.B) {
+	cases := []struct{ name, method, mcpName, params string }{
+		{"tools-call-native", "tools/call", "echo", `"name":"echo","arguments":{"text":"hi"}`},
+		{"prompts-get", "prompts/get", "greeting", `"name":"greeting","arguments":{"name":"Ada"}`},
+		{"resources-read", "resources/read", "test://doc", `"uri":"test://doc"`},
+		{"resources-list", "resources/list", "", ``},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			h := benchExtensions(b)
+			params := benchMeta
+			if tc.params != "" {
+				params = tc.params + "," + benchMeta
+			}
+			body := `{"jsonrpc":"2.0","id":1,"method":"` + tc.method + `","params":{` + params + `}}`
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+				r.Header.Set("Authorization", "Bearer acme:alice")
+				r.Header.Set(headerProtocolVersion, Revision)
+				r.Header.Set(headerMethod, tc.method)
+				if tc.mcpName != "" {
+					r.Header.Set(headerName, tc.mcpName)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("%d %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+}

@@ -23,12 +23,8 @@ type callParams struct {
 	name string
 	// args is the arguments object; "{}" when absent (MCP treats an
 	// omitted arguments member as no arguments).
-	args         json.RawMessage
-	requestState string
-	hasState     bool
-	// responses are inputResponses: key → raw result object.
-	responses    map[string]json.RawMessage
-	hasResponses bool
+	args json.RawMessage
+	roundParams
 }
 
 func parseCallParams(p map[string]json.RawMessage) (callParams, *rpcError) {
@@ -43,27 +39,10 @@ func parseCallParams(p map[string]json.RawMessage) (callParams, *rpcError) {
 		}
 		cp.args = raw
 	}
-	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &cp.requestState) != nil {
-			return cp, errInvalidParams("Invalid params: requestState must be a string")
-		}
-		cp.hasState = true
-	}
-	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
-		if raw[0] != '{' || json.Unmarshal(raw, &cp.responses) != nil {
-			return cp, errMalformedResponses
-		}
-		for _, v := range cp.responses {
-			if len(v) == 0 || v[0] != '{' {
-				return cp, errMalformedResponses
-			}
-		}
-		cp.hasResponses = true
-	}
-	return cp, nil
+	rp, err := parseRoundParams(p)
+	cp.roundParams = rp
+	return cp, err
 }
-
-var errMalformedResponses = errInvalidParams("Invalid params: inputResponses must map each key to a result object")
 
 // invocation is one tools/call (first call or MRTR retry) after its tool
 // and arguments were checked.
@@ -75,6 +54,29 @@ type invocation struct {
 	// it and the tool does not forbid tasks, so a run that is not terminal
 	// at answer time is answered with CreateTaskResult (RULES R127).
 	asTask bool
+	// sse, when set, is the event stream a native tool's progress opened:
+	// the answer goes there instead of a JSON body.
+	sse *stream
+}
+
+// answer sends the invocation's result; see Server.writeResult.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, inv *invocation, result []byte) bool {
+	if inv.sse != nil {
+		return inv.sse.sendRaw(s.appendResponse(nil, inv.c.msg.id, result))
+	}
+	return s.writeResult(w, r, inv.c.msg.id, result)
+}
+
+// answerError sends the invocation's error; see Server.writeError.
+func (s *Server) answerError(w http.ResponseWriter, r *http.Request, inv *invocation, err error) bool {
+	if inv.sse != nil {
+		e, ok := errAs(err)
+		if !ok {
+			s.log.ErrorContext(r.Context(), "mcp: request failed", "error", err)
+		}
+		return inv.sse.sendRaw(appendError(nil, inv.c.msg.id, e))
+	}
+	return s.writeError(w, r, inv.c.msg.id, err)
 }
 
 // digest is the request digest requestState is bound to.
@@ -107,10 +109,13 @@ func (s *Server) toolsCall(w http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 	inv := &invocation{c: c, tool: t, params: p}
-	support := taskSupport(t.wf)
-	inv.asTask = s.cfg.Tasks && c.caps.tasks && support != interop.TaskForbidden
-	if support == interop.TaskRequired && !inv.asTask {
+	inv.asTask = s.cfg.Tasks && c.caps.Tasks && t.support != interop.TaskForbidden
+	if t.support == interop.TaskRequired && !inv.asTask {
 		s.writeError(w, r, c.msg.id, missingCapability(requiredTasks))
+		return
+	}
+	if t.native != nil {
+		s.nativeCall(w, r, inv)
 		return
 	}
 	if p.hasState {
@@ -173,10 +178,10 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, inv *invocation
 		result, err = s.outcome(r.Context(), inv, f, run, round)
 	}
 	if err != nil {
-		f.deliver(func() bool { return s.writeError(w, r, inv.c.msg.id, err) })
+		f.deliver(func() bool { return s.answerError(w, r, inv, err) })
 		return
 	}
-	f.deliver(func() bool { return s.writeResult(w, r, inv.c.msg.id, result) })
+	f.deliver(func() bool { return s.answer(w, r, inv, result) })
 }
 
 // settled reports whether a blocking call can answer: the run finished or
@@ -226,6 +231,8 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 // outcome encodes the answer for run's state (RULES R108, R118, R127).
 func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run interop.Run, round int) ([]byte, error) {
 	switch st := run.Status; {
+	case st == interop.StatusFailed && run.Fault:
+		return nil, errRunFault
 	case st.Terminal():
 		return s.callToolResult(&run)
 	case inv.asTask:
@@ -238,6 +245,11 @@ func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run in
 	f.cancel(ReasonRequestTimeout)
 	return toolError("The tool did not finish within the server's time limit and was cancelled.")
 }
+
+// errRunFault answers a blocking call whose run failed in the host
+// (interop.Run.Fault): a protocol-level error, as the Tasks extension's
+// status failed is, not a tool error the model should read.
+var errRunFault = newError(codeInternalError, "Internal error: the tool failed in the host")
 
 // content is one ContentBlock of a CallToolResult.
 type content struct {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,13 @@ type Config struct {
 	// safe against DNS rebinding; requests without Origin (non-browser
 	// clients) are unaffected. "*" allows every origin.
 	AllowedOrigins []string
+	// AllowLoopbackOrigins, on a loopback listener reached by a loopback
+	// Host, also allows browser Origins naming the loopback interface
+	// (http or https, localhost, 127.0.0.0/8 or [::1], any port): a page
+	// served from this machine. A rebinding page keeps its own (foreign)
+	// Host, which the loopback Host check refuses either way. Off by
+	// default; a local development host turns it on.
+	AllowLoopbackOrigins bool
 	// AllowAnonymous lets a request the SubjectResolver answers with an
 	// unauthenticated Subject through (RULES R115: only where the host
 	// advertises an anonymous actor). Otherwise such a request is 401.
@@ -100,6 +108,19 @@ type Config struct {
 	// connectUrl instead.
 	InterruptURL func(ctx context.Context, s interop.Subject, run interop.Run, in interop.Interrupt) string
 
+	// Tools, Prompts, Resources and Completions are the optional host
+	// extension points (host.go): tools that are not workflows, prompts,
+	// readable resources and argument completion. Each nil one serves and
+	// advertises nothing.
+	Tools       NativeTools
+	Prompts     Prompts
+	Resources   Resources
+	Completions Completions
+	// ResourceSchemes is the URI scheme allowlist of resources/read
+	// ("https", "file", "test"): a URI with any other scheme is refused
+	// before the host sees it (RULES R109). Required with Resources.
+	ResourceSchemes []string
+
 	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
 	MaxBodyBytes int64
 	// Logger receives server faults (never secrets or request content); nil
@@ -127,6 +148,8 @@ type Server struct {
 	now     func() time.Time
 	origins map[string]bool
 	anyOrig bool
+	// schemes is the lowercased ResourceSchemes.
+	schemes map[string]bool
 	// serverInfo is the encoded ServerInfo every result's _meta carries.
 	serverInfo []byte
 
@@ -193,6 +216,17 @@ func New(cfg Config) (*Server, error) {
 		}
 		origins[o] = true
 	}
+	schemes := map[string]bool{}
+	for _, sc := range cfg.ResourceSchemes {
+		if !validScheme(sc) {
+			problems = append(problems, fmt.Errorf("ResourceSchemes has an invalid scheme %q", sc))
+			continue
+		}
+		schemes[strings.ToLower(sc)] = true
+	}
+	if cfg.Resources != nil && len(schemes) == 0 {
+		problems = append(problems, errors.New("Resources needs ResourceSchemes, the schemes resources/read may serve"))
+	}
 	m := cfg.Map
 	if m == nil {
 		m = mapping.Builtin()
@@ -230,7 +264,7 @@ func New(cfg Config) (*Server, error) {
 	life, stop := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, m: m, log: log, now: now,
-		origins: origins, anyOrig: anyOrig,
+		origins: origins, anyOrig: anyOrig, schemes: schemes,
 		schemas:  newSchemaCache(),
 		inflight: newInflightCalls(),
 		life:     life, stop: stop,

@@ -82,17 +82,65 @@
 //   - subscriptions/listen (listen.go, R136): an SSE stream, acknowledged
 //     first, then notifications/tasks for the readable tasks named.
 //
+// # Host extension points (host.go, optional)
+//
+// A host may also serve what is not a workflow, each through a small
+// interface in Config and each off (neither served nor advertised) unless
+// set:
+//
+//   - NativeTools: tools beside the workflows in tools/list (a workflow
+//     keeps its name), their arguments validated the same way before the
+//     host runs. A call answers with content (content.go: text, image,
+//     audio, embedded resources, resource links), with input requests, or
+//     with a Handoff that continues the call as a run of one of the
+//     caller's workflows — answered as that workflow's call would be,
+//     task included, so a tool can gather input and then run long. A
+//     request carrying _meta progressToken whose tool reports progress is
+//     answered as an SSE stream: notifications/progress, then the result.
+//   - Prompts: prompts/list (sorted, private, ttlMs) and prompts/get,
+//     which checks the prompt is listed and its required arguments are
+//     present and keeps arguments plain strings (R109).
+//   - Resources: resources/list, resources/templates/list and
+//     resources/read; the mount normalizes the URI, refuses traversal and
+//     any scheme outside ResourceSchemes before the host sees it (R109);
+//     an unknown URI is -32602 "Resource not found" with data.uri, never
+//     empty contents (SEP-2164). Every list and read carries ttlMs and
+//     cacheScope (R106).
+//   - Completions: completion/complete, at most 100 values.
+//
+// Native tools, prompts and reads may answer input_required (input.go)
+// with elicitation (form or URL), sampling/createMessage and roots/list
+// requests under keys the host chooses. Each request must be covered by
+// the request's declared capabilities, else one -32021 names everything
+// missing (R113). The host's state is sealed into requestState as a host
+// grant (mcp/sealed: principal, request digest — OperationDigest for
+// prompts and reads —, TTL, round, single use); a retry hands the host
+// the responses to exactly the keys it asked, and every refusal of the
+// state is the one -32602 (R121, R125). A retry without requestState
+// hands the host whatever responses the client sent: SEP-2322 lets a
+// server complete from them, and they carry no more authority than
+// arguments.
+//
 // # Cancellation (inflight.go, R137–R139)
 //
 // From CreateRun (or an MRTR retry) until its whole response is flushed,
 // a request owns its run: a client disconnect, or a notifications/cancelled
 // naming the request id from the same Subject, cancels the run with reason
-// "mcp-request-cancelled". Once the response is sent nothing the client
+// "mcp-request-cancelled". A native tool call's context is cancelled the
+// same way, and the call then answers a cancelled isError result. Once the response is sent nothing the client
 // does affects the run. The host sends notifications/cancelled only to end
 // a listen stream.
 //
 // # Departures worth knowing
 //
+//   - A run the host reports as failed in the host (interop.Run.Fault)
+//     is a protocol-level error: task status failed with an error object
+//     (SEP-2663), and on a blocking call a JSON-RPC -32603 (HTTP 500)
+//     rather than an isError result. An ordinary failed run stays a tool
+//     error (R108, R130).
+//   - AllowLoopbackOrigins (off by default) lets a page served from the
+//     loopback interface call a loopback listener; a foreign Host on a
+//     loopback listener is refused regardless (DNS rebinding).
 //   - A blocking call without the tasks extension that outlives
 //     BlockTimeout cancels its run (reason "mcp-request-timeout") and
 //     answers isError: nobody else could ever collect its result.

@@ -68,6 +68,13 @@ const (
 	methodTasksGet           = "tasks/get"
 	methodTasksUpdate        = "tasks/update"
 	methodTasksCancel        = "tasks/cancel"
+	methodPromptsList        = "prompts/list"
+	methodPromptsGet         = "prompts/get"
+	methodResourcesList      = "resources/list"
+	methodResourceTemplates  = "resources/templates/list"
+	methodResourcesRead      = "resources/read"
+	methodComplete           = "completion/complete"
+	methodNotifyProgress     = "notifications/progress"
 	methodNotifyCancelled    = "notifications/cancelled"
 	methodNotifyTasks        = "notifications/tasks"
 	methodNotifyAcknowledged = "notifications/subscriptions/acknowledged"
@@ -80,29 +87,19 @@ type call struct {
 	subject interop.Subject
 	// version is the negotiated revision.
 	version string
-	caps    clientCaps
+	caps    ClientCapabilities
 	// meta is the request's _meta object.
 	meta  map[string]json.RawMessage
 	trace interop.TraceContext
 }
 
-// clientCaps is what the mount reads of the request's clientCapabilities.
-// Everything else in it is opaque (RULES R116).
-type clientCaps struct {
-	// elicitation: the elicitation capability is declared at all.
-	elicitation bool
-	// form and url: the modes declared. An empty elicitation object means
-	// form only.
-	form, url bool
-	// tasks: extensions["io.modelcontextprotocol/tasks"] is declared.
-	tasks bool
-}
-
 // operation serves one method once the guard passed.
 type operation func(s *Server, w http.ResponseWriter, r *http.Request, c *call)
 
-// operations returns the served methods. The tasks methods exist only when
-// the extension is served; everything else is -32601.
+// operation returns the handler of a served method. The tasks methods
+// exist only when the extension is served, the prompts, resources and
+// completion methods only when their extension point is configured;
+// everything else is -32601.
 func (s *Server) operation(method string) operation {
 	switch method {
 	case methodDiscover:
@@ -113,19 +110,34 @@ func (s *Server) operation(method string) operation {
 		return (*Server).toolsCall
 	case methodListen:
 		return (*Server).listen
-	}
-	if !s.cfg.Tasks {
-		return nil
-	}
-	switch method {
 	case methodTasksGet:
-		return (*Server).tasksGet
+		return served(s.cfg.Tasks, (*Server).tasksGet)
 	case methodTasksUpdate:
-		return (*Server).tasksUpdate
+		return served(s.cfg.Tasks, (*Server).tasksUpdate)
 	case methodTasksCancel:
-		return (*Server).tasksCancel
+		return served(s.cfg.Tasks, (*Server).tasksCancel)
+	case methodPromptsList:
+		return served(s.cfg.Prompts != nil, (*Server).promptsList)
+	case methodPromptsGet:
+		return served(s.cfg.Prompts != nil, (*Server).promptsGet)
+	case methodResourcesList:
+		return served(s.cfg.Resources != nil, (*Server).resourcesList)
+	case methodResourceTemplates:
+		return served(s.cfg.Resources != nil, (*Server).resourceTemplatesList)
+	case methodResourcesRead:
+		return served(s.cfg.Resources != nil, (*Server).resourcesRead)
+	case methodComplete:
+		return served(s.cfg.Completions != nil, (*Server).complete)
 	}
 	return nil
+}
+
+// served is op when its extension is configured, else nil (-32601).
+func served(configured bool, op operation) operation {
+	if !configured {
+		return nil
+	}
+	return op
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -171,21 +183,31 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // originAllowed applies the Origin allowlist and, on a loopback listener,
 // the Host check that defeats DNS rebinding.
 func (s *Server) originAllowed(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	loopback := ok && isLoopbackAddr(addr)
 	if origins := r.Header.Values("Origin"); len(origins) > 0 {
 		if s.anyOrig {
 			return true
 		}
+		localPage := loopback && s.cfg.AllowLoopbackOrigins && isLoopbackHost(r.Host)
 		for _, o := range origins {
-			if !s.origins[o] {
+			if !s.origins[o] && !(localPage && isLoopbackOrigin(o)) {
 				return false
 			}
 		}
 		return true
 	}
-	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(addr) {
+	if loopback {
 		return isLoopbackHost(r.Host)
 	}
 	return true
+}
+
+// isLoopbackOrigin reports whether a browser Origin is an http(s) page
+// served from the loopback interface.
+func isLoopbackOrigin(origin string) bool {
+	scheme, host, ok := strings.Cut(origin, "://")
+	return ok && (scheme == "http" || scheme == "https") && !strings.ContainsAny(host, "/?#@") && isLoopbackHost(host)
 }
 
 func isLoopbackAddr(a net.Addr) bool {
@@ -325,8 +347,10 @@ func checkHeaders(r *http.Request, msg *rpcMessage) error {
 	}
 	var member string
 	switch msg.method {
-	case methodToolsCall:
+	case methodToolsCall, methodPromptsGet:
 		member = "name"
+	case methodResourcesRead:
+		member = "uri"
 	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
 		member = "taskId"
 	default:
@@ -362,30 +386,41 @@ func decodeHeaderValue(v string) (string, bool) {
 
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON
 // object; members of any other shape count as not declared.
-func parseCaps(raw json.RawMessage, out *clientCaps) bool {
+func parseCaps(raw json.RawMessage, out *ClientCapabilities) bool {
 	var caps map[string]json.RawMessage
 	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {
 		return false
 	}
-	if el, ok := caps["elicitation"]; ok && len(el) > 0 && el[0] == '{' {
-		var modes map[string]json.RawMessage
-		if json.Unmarshal(el, &modes) == nil {
-			out.elicitation = true
-			_, form := modes["form"]
-			_, url := modes["url"]
-			out.form = form || !url
-			out.url = url
-		}
+	if modes, ok := objectMember(caps, "elicitation"); ok {
+		out.Elicitation = true
+		_, form := modes["form"]
+		_, url := modes["url"]
+		out.ElicitationForm = form || !url
+		out.ElicitationURL = url
 	}
-	if ext, ok := caps["extensions"]; ok && len(ext) > 0 && ext[0] == '{' {
-		var exts map[string]json.RawMessage
-		if json.Unmarshal(ext, &exts) == nil {
-			if v, ok := exts[TasksExtension]; ok && len(v) > 0 && v[0] == '{' {
-				out.tasks = true
-			}
-		}
+	if sub, ok := objectMember(caps, "sampling"); ok {
+		out.Sampling = true
+		_, out.SamplingTools = objectMember(sub, "tools")
+		_, out.SamplingContext = objectMember(sub, "context")
+	}
+	_, out.Roots = objectMember(caps, "roots")
+	if exts, ok := objectMember(caps, "extensions"); ok {
+		_, out.Tasks = objectMember(exts, TasksExtension)
 	}
 	return true
+}
+
+// objectMember returns m[name] decoded when it is a JSON object.
+func objectMember(m map[string]json.RawMessage, name string) (map[string]json.RawMessage, bool) {
+	raw, ok := m[name]
+	if !ok || len(raw) == 0 || raw[0] != '{' {
+		return nil, false
+	}
+	var sub map[string]json.RawMessage
+	if json.Unmarshal(raw, &sub) != nil {
+		return nil, false
+	}
+	return sub, true
 }
 
 // missingCapability is -32021 naming what the request did not declare, as

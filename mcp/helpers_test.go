@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,6 +40,7 @@ const (
 	wfAskSecret     = "ask-secret"
 	wfCredential    = "needs-credential"
 	wfTwoSteps      = "two-steps"
+	wfFault         = "host-fault"
 )
 
 // testSubjects authenticates "Authorization: Bearer tenant:principal".
@@ -248,6 +250,9 @@ func (q rpc) request() *http.Request {
 	if id, ok := q.params["taskId"].(string); ok {
 		r.Header.Set(headerName, id)
 	}
+	if uri, ok := q.params["uri"].(string); ok {
+		r.Header.Set(headerName, uri)
+	}
 	as := q.as
 	if as == "" {
 		as = "acme:alice"
@@ -262,6 +267,8 @@ func (q rpc) request() *http.Request {
 	}
 	return r
 }
+
+func tcpAddr(ip []byte) net.Addr { return &net.TCPAddr{IP: ip, Port: 8080} }
 
 func quote(s string) string {
 	b, _ := json.Marshal(s)

@@ -124,14 +124,39 @@ func (f *flight) end(sent bool) {
 	}
 }
 
-// inflightCalls indexes the flights by (Subject, request id) for
-// notifications/cancelled.
+// canceller is an in-flight request notifications/cancelled can stop: a
+// flight (a request owning a run) or a native tool call.
+type canceller interface{ cancel(reason string) }
+
+// inflightCalls indexes the in-flight requests by (Subject, request id)
+// for notifications/cancelled.
 type inflightCalls struct {
 	mu sync.Mutex
-	m  map[string]*flight
+	m  map[string]canceller
 }
 
-func newInflightCalls() *inflightCalls { return &inflightCalls{m: map[string]*flight{}} }
+func newInflightCalls() *inflightCalls { return &inflightCalls{m: map[string]canceller{}} }
+
+// addCall registers a native call under key until the returned func runs.
+func (c *inflightCalls) addCall(key string, stop context.CancelFunc) (remove func()) {
+	entry := &callEntry{stop: stop}
+	c.mu.Lock()
+	c.m[key] = entry
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.m[key] == canceller(entry) {
+			delete(c.m, key)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// callEntry is a registered native call; a pointer, so remove can tell it
+// from a later request reusing the id.
+type callEntry struct{ stop context.CancelFunc }
+
+func (e *callEntry) cancel(string) { e.stop() }
 
 // flightKey scopes a request id to its Subject: a notification can only
 // name its own requests.
@@ -153,13 +178,14 @@ func (c *inflightCalls) add(f *flight) {
 
 func (c *inflightCalls) remove(f *flight) {
 	c.mu.Lock()
-	if c.m[f.key] == f {
+	if c.m[f.key] == canceller(f) {
 		delete(c.m, f.key)
 	}
 	c.mu.Unlock()
 }
 
-// cancel cancels the run of the flight under key, if there is one.
+// cancel cancels the request under key (a flight's run, a native call),
+// if there is one.
 func (c *inflightCalls) cancel(key string) bool {
 	c.mu.Lock()
 	f := c.m[key]

@@ -49,7 +49,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 	var requested []string
 	_, wantsTasks := filter["taskIds"]
 	if wantsTasks && string(filter["taskIds"]) != "null" && s.cfg.Tasks {
-		if !c.caps.tasks {
+		if !c.caps.Tasks {
 			s.writeError(w, r, c.msg.id, missingCapability(requiredTasks))
 			return
 		}
@@ -80,12 +80,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	defer s.end()
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	st := &stream{w: w, rc: http.NewResponseController(w), subID: c.msg.id}
+	st := openStream(w, c.msg.id)
 
 	type ackFilter struct {
 		TaskIDs *[]string `json:"taskIds,omitempty"`
@@ -94,7 +89,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 		Meta          notificationMeta `json:"_meta"`
 		Notifications ackFilter        `json:"notifications"`
 	}{Meta: notificationMeta{SubscriptionID: c.msg.id}}
-	if s.cfg.Tasks && wantsTasks && c.caps.tasks {
+	if s.cfg.Tasks && wantsTasks && c.caps.Tasks {
 		ackParams.Notifications.TaskIDs = &acked
 	}
 	if !st.send(methodNotifyAcknowledged, ackParams) {
@@ -220,6 +215,28 @@ func (st *stream) send(method string, params any) bool {
 		return false
 	}
 	return st.rc.Flush() == nil
+}
+
+// sendRaw writes one already encoded JSON-RPC message as an SSE message
+// and flushes it.
+func (st *stream) sendRaw(msg []byte) bool {
+	b := append([]byte("event: message\ndata: "), msg...)
+	b = append(b, "\n\n"...)
+	if _, err := st.w.Write(b); err != nil {
+		return false
+	}
+	return st.rc.Flush() == nil
+}
+
+// openStream answers the request with an SSE stream (200,
+// text/event-stream) and returns its writer.
+func openStream(w http.ResponseWriter, subID json.RawMessage) *stream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &stream{w: w, rc: http.NewResponseController(w), subID: subID}
 }
 
 func (st *stream) comment() bool {

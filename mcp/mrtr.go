@@ -51,9 +51,9 @@ type projection struct {
 // R120). forTask projects for tasks/get, where the capabilities of the
 // original call are not known: every mode that can be offered is offered,
 // and an interrupt that cannot be asked at all is left out.
-func (s *Server) project(ctx context.Context, sub interop.Subject, run *interop.Run, caps clientCaps, forTask bool) projection {
+func (s *Server) project(ctx context.Context, sub interop.Subject, run *interop.Run, caps ClientCapabilities, forTask bool) projection {
 	var p projection
-	if !forTask && !caps.elicitation {
+	if !forTask && !caps.Elicitation {
 		p.required = requiredElicitation
 		return p
 	}
@@ -88,7 +88,7 @@ func (s *Server) project(ctx context.Context, sub interop.Subject, run *interop.
 // non-secret schema; URL mode for a credential (its connectUrl) or any
 // other schema when a host page exists and the request declared URL mode;
 // otherwise the input is needed out of band. Never form mode for secrets.
-func (s *Server) projectInterrupt(ctx context.Context, sub interop.Subject, run *interop.Run, in interop.Interrupt, caps clientCaps, forTask bool) (ir inputRequest, required, outOfBand string) {
+func (s *Server) projectInterrupt(ctx context.Context, sub interop.Subject, run *interop.Run, in interop.Interrupt, caps ClientCapabilities, forTask bool) (ir inputRequest, required, outOfBand string) {
 	ir.Method = "elicitation/create"
 	ir.Params.Message = in.Message
 	if in.Kind == interop.InterruptCredential {
@@ -96,7 +96,7 @@ func (s *Server) projectInterrupt(ctx context.Context, sub interop.Subject, run 
 		if ir.Params.Message == "" {
 			ir.Params.Message = "Authorization with " + provider + " is required to continue."
 		}
-		if connect != "" && (forTask || caps.url) {
+		if connect != "" && (forTask || caps.ElicitationURL) {
 			ir.Params.Mode, ir.Params.URL = "url", connect
 			return ir, "", ""
 		}
@@ -106,17 +106,17 @@ func (s *Server) projectInterrupt(ctx context.Context, sub interop.Subject, run 
 		ir.Params.Message = "Input is required to continue."
 	}
 	if schema, ok := formSchema(in); ok {
-		if forTask || caps.form {
+		if forTask || caps.ElicitationForm {
 			ir.Params.Mode, ir.Params.RequestedSchema = "form", schema
 			return ir, "", ""
 		}
-		if u := s.interruptURL(ctx, sub, run, in); u != "" && caps.url {
+		if u := s.interruptURL(ctx, sub, run, in); u != "" && caps.ElicitationURL {
 			ir.Params.Mode, ir.Params.URL = "url", u
 			return ir, "", ""
 		}
 		return ir, requiredElicitationForm, ""
 	}
-	if u := s.interruptURL(ctx, sub, run, in); u != "" && (forTask || caps.url) {
+	if u := s.interruptURL(ctx, sub, run, in); u != "" && (forTask || caps.ElicitationURL) {
 		ir.Params.Mode, ir.Params.URL = "url", u
 		return ir, "", ""
 	}
@@ -303,32 +303,31 @@ func parseElicitResult(raw json.RawMessage) (elicitResult, bool) {
 	return er, true
 }
 
-// retry serves a tools/call that carries a requestState (RULES R121–R123,
-// R125). Every refusal leaves the run as it was.
+// retry serves a tools/call of a workflow that carries a requestState
+// (RULES R121–R123, R125). Every refusal leaves the run as it was.
 func (s *Server) retry(w http.ResponseWriter, r *http.Request, inv *invocation) {
-	ctx := r.Context()
 	c := inv.c
 	digest, derr := inv.digest()
 	if derr != nil {
 		s.writeError(w, r, c.msg.id, derr)
 		return
 	}
-	claims, err := s.cfg.Sealer.Open(ctx, inv.params.requestState, sealed.Expectation{Subject: c.subject, RequestDigest: digest})
-	switch {
-	case errors.Is(err, sealed.ErrInvalidState):
-		s.writeError(w, r, c.msg.id, errInvalidState)
-		return
-	case err != nil:
+	claims, err := s.openState(r.Context(), c, inv.params.requestState, digest)
+	if err == nil && claims.RunID == "" {
+		err = errInvalidState // a host grant never resumes a run
+	}
+	if err != nil {
 		s.writeError(w, r, c.msg.id, err)
 		return
 	}
-	if claims.Round > s.cfg.MaxRounds {
-		s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: this call used every input round the server allows").withData(struct {
-			Reason    string `json:"reason"`
-			MaxRounds int    `json:"maxRounds"`
-		}{"mcp_mrtr_rounds_exceeded", s.cfg.MaxRounds}))
-		return
-	}
+	s.resumeRun(w, r, inv, claims)
+}
+
+// resumeRun resolves the interrupts a valid run grant names with the
+// retry's inputResponses and answers the run's next state.
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, inv *invocation, claims sealed.Claims) {
+	ctx := r.Context()
+	c := inv.c
 	answers := make(map[string]elicitResult, len(claims.InterruptIDs))
 	for _, id := range claims.InterruptIDs {
 		raw, ok := inv.params.responses[id]
@@ -337,7 +336,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, inv *invocation) 
 		}
 		er, ok := parseElicitResult(raw)
 		if !ok {
-			s.writeError(w, r, c.msg.id, errMalformedResponses)
+			s.answerError(w, r, inv, errMalformedResponses)
 			return
 		}
 		answers[id] = er
@@ -347,7 +346,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, inv *invocation) 
 		if errors.Is(err, interop.ErrNotFound) {
 			err = errInvalidState
 		}
-		s.writeError(w, r, c.msg.id, err)
+		s.answerError(w, r, inv, err)
 		return
 	}
 	f := s.own(r, c, run.ID)
@@ -367,13 +366,13 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, inv *invocation) 
 			continue
 		}
 		if e := resolveError(in, err); e != nil {
-			f.deliver(func() bool { return s.writeError(w, r, c.msg.id, e) })
+			f.deliver(func() bool { return s.answerError(w, r, inv, e) })
 			return
 		}
 	}
 	latest, err := s.cfg.Store.GetRun(ctx, c.subject, run.ID)
 	if err != nil {
-		f.deliver(func() bool { return s.writeError(w, r, c.msg.id, err) })
+		f.deliver(func() bool { return s.answerError(w, r, inv, err) })
 		return
 	}
 	s.respond(w, r, inv, f, latest, claims.Round)

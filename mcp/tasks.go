@@ -72,9 +72,9 @@ func (s *Server) task(run *interop.Run, status mapping.TaskStatus) taskJSON {
 // createTaskResult answers a tools/call whose run is not terminal (RULES
 // R127). The run already exists, so tasks/get resolves it at once (R128).
 func (s *Server) createTaskResult(run *interop.Run) ([]byte, error) {
-	status, ok := s.m.MCPTaskStatus(run.Status)
-	if !ok {
-		return nil, errors.New("mcp: no task status for run status " + string(run.Status))
+	status, err := s.taskStatus(run)
+	if err != nil {
+		return nil, err
 	}
 	t := s.task(run, status)
 	t.ResultType = "task"
@@ -86,14 +86,14 @@ func (s *Server) createTaskResult(run *interop.Run) ([]byte, error) {
 // completed (a failed run is completed with isError true), and an error
 // object only for the host-fault status failed.
 func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *interop.Run) (taskJSON, error) {
-	status, ok := s.m.MCPTaskStatus(run.Status)
-	if !ok {
-		return taskJSON{}, errors.New("mcp: no task status for run status " + string(run.Status))
+	status, err := s.taskStatus(run)
+	if err != nil {
+		return taskJSON{}, err
 	}
 	t := s.task(run, status)
 	switch status {
 	case mapping.TaskInputRequired:
-		p := s.project(ctx, sub, run, clientCaps{}, true)
+		p := s.project(ctx, sub, run, ClientCapabilities{}, true)
 		t.InputRequests = p.requests
 		if t.InputRequests == nil {
 			t.InputRequests = map[string]inputRequest{}
@@ -113,6 +113,21 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 	return t, nil
 }
 
+// taskStatus is run's task status (RULES R130): the interop map's
+// projection, except that a run that failed in the host (Run.Fault) is the
+// protocol-level status failed rather than a completed task whose result
+// has isError (SEP-2663 error semantics).
+func (s *Server) taskStatus(run *interop.Run) (mapping.TaskStatus, error) {
+	if run.Status == interop.StatusFailed && run.Fault {
+		return mapping.TaskFailed, nil
+	}
+	status, ok := s.m.MCPTaskStatus(run.Status)
+	if !ok {
+		return "", errors.New("mcp: no task status for run status " + string(run.Status))
+	}
+	return status, nil
+}
+
 // errUnknownTask answers every taskId the caller cannot read: unknown,
 // purged, malformed or another tenant's, byte for byte alike (RULES R135).
 var errUnknownTask = errInvalidParams("Invalid params: unknown task")
@@ -120,7 +135,7 @@ var errUnknownTask = errInvalidParams("Invalid params: unknown task")
 // taskRun reads the run a tasks/* request names. It first checks that the
 // request declared the extension (-32021, R113).
 func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
-	if !c.caps.tasks {
+	if !c.caps.Tasks {
 		return interop.Run{}, missingCapability(requiredTasks)
 	}
 	var taskID string

@@ -24,17 +24,31 @@ import (
 // exactly the extensions served, and the result is the same for every
 // caller (cacheScope public).
 func (s *Server) discover(w http.ResponseWriter, r *http.Request, c *call) {
-	type toolsCap struct{}
+	type capability struct{}
 	result := struct {
 		ResultType        string   `json:"resultType"`
 		TTLMs             int64    `json:"ttlMs"`
 		CacheScope        string   `json:"cacheScope"`
 		SupportedVersions []string `json:"supportedVersions"`
 		Capabilities      struct {
-			Tools      toolsCap                   `json:"tools"`
-			Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+			Tools       capability                 `json:"tools"`
+			Prompts     *capability                `json:"prompts,omitempty"`
+			Resources   *capability                `json:"resources,omitempty"`
+			Completions *capability                `json:"completions,omitempty"`
+			Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
 		} `json:"capabilities"`
 	}{ResultType: "complete", TTLMs: s.listTTLMs(), CacheScope: "public", SupportedVersions: s.cfg.Policy.Offered()}
+	// An extension point is advertised exactly when it is configured, so
+	// discovery never promises a method that answers -32601.
+	if s.cfg.Prompts != nil {
+		result.Capabilities.Prompts = &capability{}
+	}
+	if s.cfg.Resources != nil {
+		result.Capabilities.Resources = &capability{}
+	}
+	if s.cfg.Completions != nil {
+		result.Capabilities.Completions = &capability{}
+	}
 	for _, ext := range s.extensions() {
 		if result.Capabilities.Extensions == nil {
 			result.Capabilities.Extensions = map[string]json.RawMessage{}
@@ -68,8 +82,8 @@ func (s *Server) toolsList(w http.ResponseWriter, r *http.Request, c *call) {
 			s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: unknown cursor"))
 			return
 		}
-		start, _ = slices.BinarySearchFunc(set.sorted, after, func(t *tool, name string) int { return strings.Compare(t.wf.ID, name) })
-		if start < len(set.sorted) && set.sorted[start].wf.ID == after {
+		start, _ = slices.BinarySearchFunc(set.sorted, after, func(t *tool, name string) int { return strings.Compare(t.name, name) })
+		if start < len(set.sorted) && set.sorted[start].name == after {
 			start++
 		}
 	}
@@ -80,12 +94,16 @@ func (s *Server) toolsList(w http.ResponseWriter, r *http.Request, c *call) {
 	s.writeResult(w, r, c.msg.id, page)
 }
 
-// tool is one workflow as the caller's tool: the workflow, its compiled
-// input schema and its encoded Tool object.
+// tool is one of the caller's tools: a workflow, or a native tool of the
+// host (Config.Tools), with its compiled input schema, its effective
+// execution.taskSupport and its encoded Tool object.
 type tool struct {
-	wf     interop.Workflow
-	schema *jsonschema.Schema
-	json   []byte
+	name    string
+	wf      interop.Workflow // the zero Workflow for a native tool
+	native  *Tool            // nil for a workflow
+	support string
+	schema  *jsonschema.Schema
+	json    []byte
 }
 
 // toolSet is one authorization context's tools.
@@ -219,23 +237,65 @@ func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, 
 			continue
 		}
 		wf.InputSchema = raw
-		t := &tool{wf: wf, schema: sch}
-		if t.json, err = s.encodeTool(wf); err != nil {
+		t := &tool{name: wf.ID, wf: wf, support: taskSupport(wf.TaskSupport, interop.TaskOptional), schema: sch}
+		if t.json, err = s.encodeTool(t.name, wf.Name, wf.Description, raw, t.support); err != nil {
 			s.log.WarnContext(ctx, "mcp: workflow left out of tools/list: not encodable", "workflow", wf.ID, "error", err)
 			continue
 		}
 		set.byName[wf.ID] = t
 		set.sorted = append(set.sorted, t)
 	}
-	slices.SortFunc(set.sorted, func(a, b *tool) int { return strings.Compare(a.wf.ID, b.wf.ID) })
+	if err := tc.addNative(ctx, sub, set); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(set.sorted, func(a, b *tool) int { return strings.Compare(a.name, b.name) })
 	set.firstPage = s.encodeToolsPage(set.sorted, 0)
 	return set, nil
 }
 
-// encodeTool encodes one Tool object: name = workflow id, title =
-// workflow name, inputSchema verbatim, execution.taskSupport when the
-// tasks extension is served.
-func (s *Server) encodeTool(wf interop.Workflow) ([]byte, error) {
+// addNative adds the host's native tools to set. A name that is empty,
+// repeated or already a workflow's, or a schema that cannot be used, leaves
+// the tool out (logged), as for workflows.
+func (tc *toolCache) addNative(ctx context.Context, sub interop.Subject, set *toolSet) error {
+	s := tc.s
+	if s.cfg.Tools == nil {
+		return nil
+	}
+	natives, err := s.cfg.Tools.ListTools(ctx, sub)
+	if err != nil {
+		return fmt.Errorf("list native tools: %w", err)
+	}
+	for i := range natives {
+		nt := natives[i]
+		if nt.Name == "" || set.byName[nt.Name] != nil {
+			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: empty or duplicate name", "tool", nt.Name)
+			continue
+		}
+		raw := nt.InputSchema
+		if len(bytes.TrimSpace(raw)) == 0 {
+			raw = json.RawMessage(`{"type":"object"}`)
+		}
+		sch, err := s.schemas.get(raw)
+		if err != nil {
+			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: input schema unusable", "tool", nt.Name, "error", err)
+			continue
+		}
+		nt.InputSchema = raw
+		t := &tool{name: nt.Name, native: &nt, support: taskSupport(nt.TaskSupport, interop.TaskForbidden), schema: sch}
+		if t.json, err = s.encodeTool(nt.Name, nt.Title, nt.Description, raw, t.support); err != nil {
+			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: not encodable", "tool", nt.Name, "error", err)
+			continue
+		}
+		set.byName[nt.Name] = t
+		set.sorted = append(set.sorted, t)
+	}
+	return nil
+}
+
+// encodeTool encodes one Tool object: for a workflow name = workflow id
+// and title = workflow name; inputSchema verbatim; execution.taskSupport
+// when the tasks extension is served.
+func (s *Server) encodeTool(name, title, description string, inputSchema json.RawMessage, support string) ([]byte, error) {
 	type execution struct {
 		TaskSupport string `json:"taskSupport"`
 	}
@@ -245,21 +305,22 @@ func (s *Server) encodeTool(wf interop.Workflow) ([]byte, error) {
 		Description string          `json:"description,omitempty"`
 		InputSchema json.RawMessage `json:"inputSchema"`
 		Execution   *execution      `json:"execution,omitempty"`
-	}{Name: wf.ID, Title: wf.Name, Description: wf.Description, InputSchema: wf.InputSchema}
+	}{Name: name, Title: title, Description: description, InputSchema: inputSchema}
 	if s.cfg.Tasks {
-		t.Execution = &execution{TaskSupport: taskSupport(wf)}
+		t.Execution = &execution{TaskSupport: support}
 	}
 	return marshal(t)
 }
 
-// taskSupport is the workflow's execution.taskSupport; "" reads as
-// optional and an unknown value as forbidden (the safe reading).
-func taskSupport(wf interop.Workflow) string {
-	switch wf.TaskSupport {
-	case "", interop.TaskOptional:
-		return interop.TaskOptional
-	case interop.TaskRequired:
-		return interop.TaskRequired
+// taskSupport is a tool's execution.taskSupport: "" reads as unset (optional
+// for a workflow, forbidden for a native tool) and an unknown value as
+// forbidden (the safe reading).
+func taskSupport(declared, unset string) string {
+	switch declared {
+	case "":
+		return unset
+	case interop.TaskOptional, interop.TaskRequired:
+		return declared
 	}
 	return interop.TaskForbidden
 }
@@ -280,7 +341,7 @@ func (s *Server) encodeToolsPage(tools []*tool, start int) []byte {
 	b = append(b, ']')
 	if end < len(tools) {
 		b = append(b, `,"nextCursor":`...)
-		b = appendString(b, encodeCursor(tools[end-1].wf.ID))
+		b = appendString(b, encodeCursor(tools[end-1].name))
 	}
 	return append(b, '}')
 }

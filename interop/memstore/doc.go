@@ -11,7 +11,8 @@
 // the function on its own goroutine; the function drives its run through a
 // [RunContext]: it can suspend on an interrupt ([RunContext.Interrupt]),
 // publish artifacts ([RunContext.PublishArtifact]), fail with a safe message
-// ([Fail]) and must return when its context is cancelled. A panicking
+// ([Fail], or [Fault] when the host rather than the work broke, which sets
+// Run.Fault) and must return when its context is cancelled. A panicking
 // workflow fails its run with a generic message; the panic is logged, never
 // shown. The Store owns these goroutines: [Store.Close] cancels them and
 // waits for them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -318,6 +319,7 @@ func TestWorkflowOutcomes(t *testing.T) {
 		wantOutput  string
 		wantLogged  string
 		wantNotLogs string
+		wantFault   bool
 	}{
 		{
 			name:       "nil output",
@@ -351,6 +353,13 @@ func TestWorkflowOutcomes(t *testing.T) {
 				return nil, errors.Join(errors.New("internal"), Fail("quota exhausted"))
 			},
 			wantStatus: interop.StatusFailed, wantReason: "quota exhausted",
+		},
+		{
+			name: "host fault",
+			fn: func(context.Context, *RunContext) (json.RawMessage, error) {
+				return nil, fmt.Errorf("calling the model gateway: %w", Fault("the model gateway is unavailable"))
+			},
+			wantStatus: interop.StatusFailed, wantReason: "the model gateway is unavailable", wantFault: true,
 		},
 		{
 			name: "raw error is hidden",
@@ -399,6 +408,9 @@ func TestWorkflowOutcomes(t *testing.T) {
 			}
 			if tc.wantStatus == interop.StatusFailed && got.FailureMessage != tc.wantReason {
 				t.Fatalf("FailureMessage = %q, want %q", got.FailureMessage, tc.wantReason)
+			}
+			if got.Fault != tc.wantFault {
+				t.Fatalf("Fault = %v, want %v", got.Fault, tc.wantFault)
 			}
 			if tc.wantLogged != "" && !strings.Contains(logs.String(), tc.wantLogged) {
 				t.Fatalf("log does not mention %q:\n%s", tc.wantLogged, logs.String())

@@ -300,6 +300,7 @@ func (s *Store) finish(rec *runRecord, out json.RawMessage, err error) {
 		rec.run.Output = bytes.Clone(out)
 	case errors.As(err, &fe):
 		ev.Reason = fe.msg
+		rec.run.Fault = fe.fault
 	case errors.As(err, &ce):
 		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: ce.reason}
 	case errors.Is(err, ErrCancelled):

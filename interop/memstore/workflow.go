@@ -23,6 +23,8 @@ import (
 //   - an error wrapping [ErrCancelled] (see [Cancel]), or any error once the
 //     run was asked to stop: cancelled (run.cancelled);
 //   - [Fail]("safe message"): failed with FailureMessage "safe message";
+//   - [Fault]("safe message"): failed the same way, with Run.Fault set:
+//     the host, not the work, broke;
 //   - any other error, or a panic: failed with FailureMessage
 //     "workflow failed". The raw error is logged, never exposed.
 type WorkflowFunc func(ctx context.Context, rc *RunContext) (output json.RawMessage, err error)
@@ -49,7 +51,18 @@ const genericFailure = "workflow failed"
 // never put secrets, stack traces or upstream bodies in it.
 func Fail(safeMessage string) error { return &failError{msg: safeMessage} }
 
-type failError struct{ msg string }
+// Fault returns an error that fails the run like [Fail] and also marks it
+// as a host fault ([interop.Run.Fault]): the failure lies in the host's
+// engine or infrastructure, not in the work the workflow was asked to do.
+// A workflow that wraps a host service uses it when that service, rather
+// than the caller's request, is at fault. safeMessage is shown to callers
+// like Fail's.
+func Fault(safeMessage string) error { return &failError{msg: safeMessage, fault: true} }
+
+type failError struct {
+	msg   string
+	fault bool
+}
 
 func (e *failError) Error() string { return e.msg }
 

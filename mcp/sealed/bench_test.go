@@ -18,6 +18,27 @@ func BenchmarkSeal(b *testing.B) {
 	}
 }
 
+func BenchmarkSealHostGrant(b *testing.B) {
+	f := newFixture(b, keyA)
+	g := hostGrantFor(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.s.Seal(alice, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkOperationDigest(b *testing.B) {
+	args := []byte(`{"arg1":"hello","arg2":"world"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := OperationDigest("prompts/get", "test_prompt_with_arguments", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkOpenVerify is Open without ledger cost: integrity, decoding and
 // the binding checks.
 func BenchmarkOpenVerify(b *testing.B) {

@@ -35,8 +35,27 @@ type Grant struct {
 	// ceiling like mcp.mrtr.maxRounds can be enforced across retries
 	// without server-side storage (RULES R125).
 	Round int
-	// RequestDigest is [RequestDigest] of the originating tools/call.
+	// RequestDigest is [RequestDigest] of the originating tools/call (or
+	// [OperationDigest] of another request).
 	RequestDigest [32]byte
+
+	// InputKeys and HostState make a host grant instead of a run grant:
+	// the input_required answer of a request the host serves itself (a
+	// tool that is not a workflow, a prompt, a resource read) rather than
+	// one a suspended run caused. A host grant has no RunID and no
+	// InterruptIDs. InputKeys are this round's inputRequests keys, chosen
+	// by the host: at least one, none empty, no duplicates, the order
+	// kept. HostState is the host's own opaque state for the next round,
+	// sealed with the rest (so the client can neither read nor alter it);
+	// it may be empty, and it shares the [MaxSealedLen] budget, so it
+	// should stay well under 2 KiB.
+	InputKeys []string
+	HostState []byte
+}
+
+// hostGrant reports whether g is a host grant (see [Grant.InputKeys]).
+func (g *Grant) hostGrant() bool {
+	return g.RunID == "" && len(g.InterruptIDs) == 0 && len(g.InputKeys) > 0
 }
 
 // Claims is what [Sealer.Open] returns for a valid, fresh requestState.
@@ -52,6 +71,12 @@ type Claims struct {
 
 // validate reports why g cannot be sealed.
 func (g *Grant) validate() error {
+	if g.hostGrant() {
+		return g.validateHost()
+	}
+	if len(g.InputKeys) > 0 || len(g.HostState) > 0 {
+		return fmt.Errorf("%w: a run grant carries no input keys or host state", ErrInvalidGrant)
+	}
 	if !isolation.ValidBound(g.RunID) {
 		return fmt.Errorf("%w: run id is not a tenant-bound id", ErrInvalidGrant)
 	}
@@ -65,6 +90,24 @@ func (g *Grant) validate() error {
 		for _, prev := range g.InterruptIDs[:i] {
 			if prev == id {
 				return fmt.Errorf("%w: interrupt id %d is a duplicate", ErrInvalidGrant, i)
+			}
+		}
+	}
+	if g.Round < 1 || g.Round > MaxRound {
+		return fmt.Errorf("%w: round %d outside 1..%d", ErrInvalidGrant, g.Round, MaxRound)
+	}
+	return nil
+}
+
+// validateHost reports why the host grant g cannot be sealed.
+func (g *Grant) validateHost() error {
+	for i, k := range g.InputKeys {
+		if k == "" {
+			return fmt.Errorf("%w: input key %d is empty", ErrInvalidGrant, i)
+		}
+		for _, prev := range g.InputKeys[:i] {
+			if prev == k {
+				return fmt.Errorf("%w: input key %d is a duplicate", ErrInvalidGrant, i)
 			}
 		}
 	}
@@ -92,8 +135,14 @@ type sealedClaims struct {
 //	runID       uvarint length, bytes
 //	interrupts  uvarint count, then per id: uvarint length, bytes
 //
+// A host grant (no run id) spells its input keys where a run grant has its
+// interrupt ids, after an empty run id, and adds one last field:
+//
+//	hostState   uvarint length, bytes
+//
 // Varints must be minimal and nothing may follow the last field, so every
-// claims value has exactly one encoding. A binary layout rather than JSON
+// claims value has exactly one encoding; the empty run id tells the two
+// layouts apart (a run grant's id is never empty). A binary layout rather than JSON
 // keeps typical states to 300–400 characters; the bytes are authenticated
 // before they are decoded.
 const fixedClaimsLen = idLen + 8 + 32 + 32
@@ -106,9 +155,16 @@ func appendClaims(dst []byte, c *sealedClaims) []byte {
 	dst = append(dst, c.grant.RequestDigest[:]...)
 	dst = binary.AppendUvarint(dst, uint64(c.grant.Round))
 	dst = appendBytes(dst, c.grant.RunID)
-	dst = binary.AppendUvarint(dst, uint64(len(c.grant.InterruptIDs)))
-	for _, id := range c.grant.InterruptIDs {
+	ids := c.grant.InterruptIDs
+	if c.grant.RunID == "" {
+		ids = c.grant.InputKeys
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(ids)))
+	for _, id := range ids {
 		dst = appendBytes(dst, id)
+	}
+	if c.grant.RunID == "" {
+		dst = appendBytes(dst, string(c.grant.HostState))
 	}
 	return dst
 }
@@ -116,8 +172,13 @@ func appendClaims(dst []byte, c *sealedClaims) []byte {
 // claimsLen is len(appendClaims(nil, c)) without encoding.
 func claimsLen(c *sealedClaims) int {
 	n := fixedClaimsLen + uvarintLen(uint64(c.grant.Round)) + uvarintLen(uint64(len(c.grant.RunID))) + len(c.grant.RunID)
-	n += uvarintLen(uint64(len(c.grant.InterruptIDs)))
-	for _, id := range c.grant.InterruptIDs {
+	ids := c.grant.InterruptIDs
+	if c.grant.RunID == "" {
+		ids = c.grant.InputKeys
+		n += uvarintLen(uint64(len(c.grant.HostState))) + len(c.grant.HostState)
+	}
+	n += uvarintLen(uint64(len(ids)))
+	for _, id := range ids {
 		n += uvarintLen(uint64(len(id))) + len(id)
 	}
 	return n
@@ -168,10 +229,22 @@ func decodeClaims(b []byte, c *sealedClaims) error {
 	if !ok || n == 0 || n > uint64(len(b)) {
 		return errClaimsEncoding
 	}
-	c.grant.InterruptIDs = make([]string, n)
-	for i := range c.grant.InterruptIDs {
-		if c.grant.InterruptIDs[i], b, ok = readString(b); !ok {
+	ids := make([]string, n)
+	for i := range ids {
+		if ids[i], b, ok = readString(b); !ok {
 			return errClaimsEncoding
+		}
+	}
+	if c.grant.RunID != "" {
+		c.grant.InterruptIDs = ids
+	} else {
+		c.grant.InputKeys = ids
+		var state string
+		if state, b, ok = readString(b); !ok {
+			return errClaimsEncoding
+		}
+		if state != "" {
+			c.grant.HostState = []byte(state)
 		}
 	}
 	if len(b) != 0 {

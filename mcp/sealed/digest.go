@@ -24,6 +24,7 @@ const MaxArgumentDepth = 256
 // with each other or with a digest computed elsewhere over the same bytes.
 const (
 	requestDigestDomain   = "wopinterop/mcp/sealed/request/v1\x00"
+	operationDigestDomain = "wopinterop/mcp/sealed/operation/v1\x00"
 	principalDigestDomain = "wopinterop/mcp/sealed/principal/v1\x00"
 )
 
@@ -58,6 +59,25 @@ func RequestDigest(toolName string, arguments json.RawMessage) ([32]byte, error)
 	msg := make([]byte, 0, len(requestDigestDomain)+4+len(toolName)+len(arguments)+2)
 	msg = append(msg, requestDigestDomain...)
 	msg = appendLenPrefixed(msg, toolName)
+	msg, err := appendCanonicalJSON(msg, arguments)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(msg), nil
+}
+
+// OperationDigest is [RequestDigest] for a request other than tools/call
+// that can answer input_required, such as prompts/get or resources/read: it
+// binds a requestState to the method, the name the request addresses (the
+// prompt name, the resource URI) and its arguments, canonicalised as
+// RequestDigest does. Its own domain label keeps it from ever equalling a
+// RequestDigest, so a state sealed for a tool never opens for a prompt of
+// the same name, and the length-prefixed method keeps two methods apart.
+func OperationDigest(method, name string, arguments json.RawMessage) ([32]byte, error) {
+	msg := make([]byte, 0, len(operationDigestDomain)+8+len(method)+len(name)+len(arguments)+2)
+	msg = append(msg, operationDigestDomain...)
+	msg = appendLenPrefixed(msg, method)
+	msg = appendLenPrefixed(msg, name)
 	msg, err := appendCanonicalJSON(msg, arguments)
 	if err != nil {
 		return [32]byte{}, err

@@ -18,6 +18,12 @@
 //     ids of this round, the 1-based round, the [RequestDigest] of the
 //     tools/call) with a digest of the Subject's tenant, workspace and
 //     principal, an expiry and a 128-bit random id.
+//   - Host grants: a request the host serves itself (a tool that is not a
+//     workflow, a prompt) seals [Grant.InputKeys], the keys it asked
+//     about, and [Grant.HostState], its own opaque state for the next
+//     round, instead of a run and its interrupts; such a request binds
+//     with [OperationDigest] when it is not a tools/call. Everything else
+//     (principal, expiry, single use) is the same.
 //   - Checks: [Sealer.Open] refuses, in order, a tampered value
 //     ([ErrTampered]), an expired one ([ErrExpired]), one presented by
 //     another Subject ([ErrForeign]) and one presented with another request

@@ -73,6 +73,9 @@ func FuzzDecodeClaims(f *testing.F) {
 	f.Add(enc[:fixedClaimsLen+3])
 	f.Add(append(bytes.Clone(enc), 0))
 	f.Add([]byte{})
+	host := goldenClaims(f)
+	host.grant = hostGrantFor(f)
+	f.Add(appendClaims(nil, &host))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got sealedClaims
 		if err := decodeClaims(b, &got); err != nil {
@@ -84,7 +87,9 @@ func FuzzDecodeClaims(f *testing.F) {
 		if again := appendClaims(nil, &got); !bytes.Equal(again, b) {
 			t.Fatalf("decode/encode is not the identity:\n in %x\nout %x", b, again)
 		}
-		if got.grant.Round < 1 || got.grant.Round > MaxRound || len(got.grant.InterruptIDs) == 0 {
+		run := got.grant.RunID != "" && len(got.grant.InterruptIDs) > 0 && len(got.grant.InputKeys) == 0 && got.grant.HostState == nil
+		host := got.grant.RunID == "" && len(got.grant.InterruptIDs) == 0 && len(got.grant.InputKeys) > 0
+		if got.grant.Round < 1 || got.grant.Round > MaxRound || run == host {
 			t.Fatalf("decoded claims out of range: %+v", got.grant)
 		}
 	})

@@ -1,0 +1,160 @@
+package mcp
+
+// tools/call of a native tool (Config.Tools): the arguments were validated
+// like a workflow's (RULES R107); the host answers with a result, an input
+// request (input.go) or a hand-off to a run (host.go Handoff), and may
+// report progress, which turns the answer into an SSE stream.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// errUnknownTool answers a tool the caller cannot call.
+var errUnknownTool = errInvalidParams("Invalid params: unknown tool")
+
+// nativeCall serves tools/call of a native tool.
+func (s *Server) nativeCall(w http.ResponseWriter, r *http.Request, inv *invocation) {
+	c := inv.c
+	digest, derr := inv.digest()
+	if derr != nil {
+		s.writeError(w, r, c.msg.id, derr)
+		return
+	}
+	round, runClaims, err := s.hostRound(r.Context(), c, inv.params.roundParams, digest)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	if runClaims != nil {
+		// The tool handed the call to a run, which then asked for input.
+		s.resumeRun(w, r, inv, *runClaims)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer s.inflight.addCall(flightKey(c.subject, c.msg.id), cancel)()
+
+	tc := &ToolCall{Name: inv.tool.name, Arguments: inv.params.args, InputRound: round}
+	if tok, ok := progressToken(c.meta); ok {
+		tc.progress = &progressSink{token: tok, start: func() *stream { return openStream(w, nil) }}
+	}
+	res, err := s.cfg.Tools.CallTool(ctx, c.subject, tc)
+	if tc.progress != nil {
+		inv.sse = tc.progress.finish()
+	}
+	if r.Context().Err() != nil {
+		return // the client is gone; nobody reads an answer
+	}
+	if err != nil && ctx.Err() != nil {
+		// notifications/cancelled stopped the call: like a cancelled run.
+		body, err := toolError("The tool call was cancelled.")
+		s.answerResult(w, r, inv, body, err)
+		return
+	}
+	if err != nil {
+		s.answerError(w, r, inv, hostError(err, errUnknownTool))
+		return
+	}
+	switch n := outcomes(&res); {
+	case n != 1:
+		s.answerError(w, r, inv, fmt.Errorf("mcp: native tool %q returned %d outcomes, want exactly one", inv.tool.name, n))
+	case res.Handoff != nil:
+		s.handoff(w, r, inv, res.Handoff, round.Round)
+	case res.Input != nil:
+		body, err := s.hostInputRequired(c, digest, round.Round, res.Input)
+		s.answerResult(w, r, inv, body, err)
+	default:
+		body, err := encodeToolResult(&res)
+		s.answerResult(w, r, inv, body, err)
+	}
+}
+
+// answerResult sends result, or err when it is set.
+func (s *Server) answerResult(w http.ResponseWriter, r *http.Request, inv *invocation, result []byte, err error) {
+	if err != nil {
+		s.answerError(w, r, inv, err)
+		return
+	}
+	s.answer(w, r, inv, result)
+}
+
+// outcomes counts how many of a ToolResult's exclusive outcomes are set.
+func outcomes(res *ToolResult) int {
+	n := 0
+	if res.Input != nil {
+		n++
+	}
+	if res.Handoff != nil {
+		n++
+	}
+	if res.Input == nil && res.Handoff == nil || len(res.Content) > 0 || len(res.StructuredContent) > 0 || res.IsError {
+		n++
+	}
+	return n
+}
+
+// encodeToolResult encodes a native tool's CallToolResult.
+func encodeToolResult(res *ToolResult) ([]byte, error) {
+	if sc := trimJSON(res.StructuredContent); len(sc) > 0 && (sc[0] != '{' || !json.Valid(sc)) {
+		return nil, errors.New("mcp: structuredContent is not a JSON object")
+	}
+	content := res.Content
+	if content == nil {
+		content = []Content{}
+	}
+	return marshal(struct {
+		ResultType        string          `json:"resultType"`
+		Content           []Content       `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+		IsError           bool            `json:"isError"`
+	}{"complete", content, trimJSON(res.StructuredContent), res.IsError})
+}
+
+// handoff continues a native call as a run of one of the caller's
+// workflows and answers it as a call of that workflow would be answered,
+// with the native tool's task support (host.go Handoff).
+func (s *Server) handoff(w http.ResponseWriter, r *http.Request, inv *invocation, h *Handoff, round int) {
+	c := inv.c
+	run, _, err := s.cfg.Store.CreateRun(context.WithoutCancel(r.Context()), c.subject, interop.CreateRunRequest{
+		WorkflowID:    h.WorkflowID,
+		Inputs:        rawObject(h.Inputs),
+		Transport:     interop.TransportMCP,
+		Trace:         c.trace,
+		TrustBoundary: interop.TrustUntrusted,
+	})
+	if err != nil {
+		if errors.Is(err, interop.ErrNotFound) {
+			// The host named a workflow the caller cannot run: its bug.
+			err = fmt.Errorf("mcp: native tool %q handed off to an unknown workflow: %w", inv.tool.name, err)
+		} else {
+			err = createRunError(err)
+		}
+		s.answerError(w, r, inv, err)
+		return
+	}
+	s.respond(w, r, inv, s.own(r, c, run.ID), run, round)
+}
+
+// progressToken returns _meta progressToken when it is a string or an
+// integer.
+func progressToken(meta map[string]json.RawMessage) (json.RawMessage, bool) {
+	raw, ok := meta["progressToken"]
+	if !ok || len(raw) == 0 {
+		return nil, false
+	}
+	if raw[0] == '"' {
+		var s string
+		return raw, json.Unmarshal(raw, &s) == nil
+	}
+	if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return nil, false // null, objects, arrays, booleans
+	}
+	var n int64
+	return raw, json.Unmarshal(raw, &n) == nil
+}

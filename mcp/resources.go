@@ -1,0 +1,272 @@
+package mcp
+
+// resources/list, resources/templates/list and resources/read over
+// Config.Resources (RULES R106, R109; SEP-2164). Before the host sees a
+// URI the mount normalizes it, refuses traversal and refuses any scheme
+// outside Config.ResourceSchemes; a URI the host does not know is -32602
+// "Resource not found" with data.uri, never an empty contents array.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/wopinterop/wopinterop/mcp/sealed"
+)
+
+// maxResourceURI bounds the URIs resources/read accepts.
+const maxResourceURI = 2048
+
+// resourcesList answers resources/list: the caller's resources sorted by
+// URI, without ones lacking a URI or a name.
+func (s *Server) resourcesList(w http.ResponseWriter, r *http.Request, c *call) {
+	if e := refuseCursor(c); e != nil {
+		s.writeError(w, r, c.msg.id, e)
+		return
+	}
+	list, err := s.cfg.Resources.ListResources(r.Context(), c.subject)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, fmt.Errorf("list resources: %w", err))
+		return
+	}
+	list = slices.DeleteFunc(slices.Clone(list), func(x Resource) bool { return x.URI == "" || x.Name == "" })
+	slices.SortStableFunc(list, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
+	list = slices.CompactFunc(list, func(a, b Resource) bool { return a.URI == b.URI })
+	body, err := s.listResult("resources", list)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	s.writeResult(w, r, c.msg.id, body)
+}
+
+// resourceTemplatesList answers resources/templates/list, sorted by URI
+// template.
+func (s *Server) resourceTemplatesList(w http.ResponseWriter, r *http.Request, c *call) {
+	if e := refuseCursor(c); e != nil {
+		s.writeError(w, r, c.msg.id, e)
+		return
+	}
+	list, err := s.cfg.Resources.ListResourceTemplates(r.Context(), c.subject)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, fmt.Errorf("list resource templates: %w", err))
+		return
+	}
+	list = slices.DeleteFunc(slices.Clone(list), func(x ResourceTemplate) bool { return x.URITemplate == "" || x.Name == "" })
+	slices.SortStableFunc(list, func(a, b ResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
+	list = slices.CompactFunc(list, func(a, b ResourceTemplate) bool { return a.URITemplate == b.URITemplate })
+	body, err := s.listResult("resourceTemplates", list)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	s.writeResult(w, r, c.msg.id, body)
+}
+
+// uriError is a -32602 naming the URI the request asked for.
+func uriError(message, uri string) *rpcError {
+	return errInvalidParams(message).withData(struct {
+		URI string `json:"uri"`
+	}{uri})
+}
+
+// resourcesRead answers resources/read.
+func (s *Server) resourcesRead(w http.ResponseWriter, r *http.Request, c *call) {
+	body, err := s.readResource(r, c)
+	if err != nil {
+		s.writeError(w, r, c.msg.id, err)
+		return
+	}
+	s.writeResult(w, r, c.msg.id, body)
+}
+
+func (s *Server) readResource(r *http.Request, c *call) ([]byte, error) {
+	ctx := r.Context()
+	var uri string
+	if json.Unmarshal(c.msg.params["uri"], &uri) != nil {
+		return nil, errInvalidParams("Invalid params: uri must be a string")
+	}
+	norm, ok := s.normalizeURI(uri)
+	if !ok {
+		return nil, uriError("Invalid params: the resource URI is not allowed", uri)
+	}
+	rp, perr := parseRoundParams(c.msg.params)
+	if perr != nil {
+		return nil, perr
+	}
+	digest, err := sealed.OperationDigest(methodResourcesRead, norm, nil)
+	if err != nil {
+		return nil, err // nil arguments always canonicalise
+	}
+	round, runClaims, err := s.hostRound(ctx, c, rp, digest)
+	if err != nil {
+		return nil, err
+	}
+	if runClaims != nil {
+		return nil, errInvalidState // a read never resumes a run
+	}
+	notFound := uriError("Resource not found", uri)
+	res, err := s.cfg.Resources.ReadResource(ctx, c.subject, &ResourceRequest{URI: norm, InputRound: round})
+	if err != nil {
+		return nil, hostError(err, notFound)
+	}
+	if res.Input != nil {
+		if len(res.Contents) > 0 {
+			return nil, fmt.Errorf("mcp: resource read returned both contents and an input request")
+		}
+		return s.hostInputRequired(c, digest, round.Round, res.Input)
+	}
+	if len(res.Contents) == 0 {
+		return nil, notFound // never an empty contents array (SEP-2164)
+	}
+	scope := "private"
+	if res.Public {
+		scope = "public"
+	}
+	return marshal(struct {
+		ResultType string             `json:"resultType"`
+		TTLMs      int64              `json:"ttlMs"`
+		CacheScope string             `json:"cacheScope"`
+		Contents   []ResourceContents `json:"contents"`
+	}{"complete", max(res.TTL.Milliseconds(), 0), scope, res.Contents})
+}
+
+// validScheme reports whether sc is an RFC 3986 scheme.
+func validScheme(sc string) bool {
+	if sc == "" || !isAlpha(sc[0]) {
+		return false
+	}
+	for i := 1; i < len(sc); i++ {
+		if c := sc[i]; !isAlpha(c) && !('0' <= c && c <= '9') && c != '+' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// normalizeURI returns the normalized form of a resource URI, or false
+// when the URI is refused (RULES R109): not absolute, a scheme outside
+// the allowlist, user info, a fragment, control characters or
+// backslashes, malformed percent-encoding, or a path segment that is "."
+// or ".." or hides a separator once percent-decoded. Normalizing
+// lowercases the scheme and the authority, decodes percent-encoded
+// unreserved characters and uppercases the remaining escapes (RFC 3986
+// §6.2.2), so equivalent spellings reach the host as one string.
+func (s *Server) normalizeURI(raw string) (string, bool) {
+	if raw == "" || len(raw) > maxResourceURI || !utf8.ValidString(raw) {
+		return "", false
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= ' ' || c == 0x7f || c == '\\' || c == '#' {
+			return "", false
+		}
+	}
+	scheme, rest, ok := strings.Cut(raw, ":")
+	if !ok || !validScheme(scheme) || !s.schemes[strings.ToLower(scheme)] {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(strings.ToLower(scheme))
+	b.WriteByte(':')
+	if after, ok := strings.CutPrefix(rest, "//"); ok {
+		end := strings.IndexAny(after, "/?")
+		if end < 0 {
+			end = len(after)
+		}
+		authority := after[:end]
+		if strings.Contains(authority, "@") {
+			return "", false
+		}
+		authority, ok := normalizePercent(authority)
+		if !ok || !safeSegment(authority) {
+			return "", false
+		}
+		authority = lowerOutsideEscapes(authority)
+		b.WriteString("//")
+		b.WriteString(authority)
+		rest = after[end:]
+	}
+	path, query, hasQuery := strings.Cut(rest, "?")
+	path, ok = normalizePercent(path)
+	if !ok {
+		return "", false
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if !safeSegment(seg) {
+			return "", false
+		}
+	}
+	b.WriteString(path)
+	if hasQuery {
+		if query, ok = normalizePercent(query); !ok {
+			return "", false
+		}
+		b.WriteByte('?')
+		b.WriteString(query)
+	}
+	return b.String(), true
+}
+
+// lowerOutsideEscapes lowercases ASCII letters except the hex digits of
+// percent escapes, which normalizePercent left uppercase.
+func lowerOutsideEscapes(s string) string {
+	b := []byte(s)
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '%':
+			i += 2 // normalizePercent guarantees two hex digits follow
+		case 'A' <= c && c <= 'Z':
+			b[i] = c | 0x20
+		}
+	}
+	return string(b)
+}
+
+// safeSegment reports whether a path segment (or an authority), once
+// percent-decoded, is neither "." nor ".." and hides no separator or NUL.
+func safeSegment(seg string) bool {
+	dec, err := url.PathUnescape(seg)
+	return err == nil && dec != "." && dec != ".." && !strings.ContainsAny(dec, "/\\\x00")
+}
+
+// normalizePercent decodes percent-encoded unreserved characters and
+// uppercases every other escape; a malformed escape is false.
+func normalizePercent(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return "", false
+		}
+		v := unhex(s[i+1])<<4 | unhex(s[i+2])
+		if isAlpha(v) || '0' <= v && v <= '9' || v == '-' || v == '.' || v == '_' || v == '~' {
+			b.WriteByte(v)
+		} else {
+			b.WriteByte('%')
+			b.WriteString(strings.ToUpper(s[i+1 : i+3]))
+		}
+		i += 2
+	}
+	return b.String(), true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
