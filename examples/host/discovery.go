@@ -13,10 +13,12 @@ import (
 // root metadata, the conformance fixtures every tenant has, and one record
 // per family it offers. Presence of a record is the claim, so nothing it
 // does not serve appears, and none of the keys v2 deleted
-// (supportedTransports, grpc, root profiles, supported flags) do. The a2a
-// and hostEvents records are the library's (wopinterop.Host.Records):
-// hostEvents lists negotiation.decided as durable because A2A is served
-// inbound (RULES R16).
+// (supportedTransports, grpc, root profiles, supported flags) do. The a2a,
+// mcp and hostEvents records are the library's (wopinterop.Host.Records):
+// mcp names the server URL, its transports, features (with "extensions"
+// for the Tasks extension) and mrtr.maxRounds; hostEvents lists
+// negotiation.decided as durable because A2A and MCP are served inbound
+// (RULES R16).
 type discoveryRoot struct {
 	ProtocolVersions []string           `json:"protocolVersions"`
 	PreferredVersion string             `json:"preferredVersion"`
@@ -24,6 +26,7 @@ type discoveryRoot struct {
 	Fixtures         []string           `json:"fixtures"`
 	RunList          runListRecord      `json:"runList"`
 	A2A              json.RawMessage    `json:"a2a"`
+	MCP              json.RawMessage    `json:"mcp"`
 	HostEvents       json.RawMessage    `json:"hostEvents"`
 }
 
@@ -49,11 +52,11 @@ type discoveryDocument struct {
 }
 
 // newDiscoveryDocument encodes the root around records, the library's
-// family records; it needs both a2a and hostEvents.
+// family records; it needs a2a, mcp and hostEvents.
 func newDiscoveryDocument(version string, records map[string]json.RawMessage) (discoveryDocument, error) {
-	a2aRecord, hostEvents := records[facets.FamilyA2A], records[facets.FamilyHostEvents]
-	if a2aRecord == nil || hostEvents == nil {
-		return discoveryDocument{}, errors.New("host: the a2a and hostEvents records are missing")
+	a2aRecord, mcpRecord, hostEvents := records[facets.FamilyA2A], records[facets.FamilyMCP], records[facets.FamilyHostEvents]
+	if a2aRecord == nil || mcpRecord == nil || hostEvents == nil {
+		return discoveryDocument{}, errors.New("host: the a2a, mcp and hostEvents records are missing")
 	}
 	root := discoveryRoot{
 		ProtocolVersions: servedVersions(),
@@ -65,6 +68,7 @@ func newDiscoveryDocument(version string, records map[string]json.RawMessage) (d
 			MaxPageSize: maxPageSize, Filters: []string{"workflowId", "status"},
 		},
 		A2A:        a2aRecord,
+		MCP:        mcpRecord,
 		HostEvents: hostEvents,
 	}
 	body, err := encodeJSON(root)

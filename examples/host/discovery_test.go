@@ -35,11 +35,11 @@ func TestDiscoveryDocument(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &root); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"a2a", "fixtures", "hostEvents", "implementation", "preferredVersion", "protocolVersions", "runList"}
+	want := []string{"a2a", "fixtures", "hostEvents", "implementation", "mcp", "preferredVersion", "protocolVersions", "runList"}
 	if got := slices.Sorted(maps.Keys(root)); !slices.Equal(got, want) {
 		t.Errorf("root keys %v, want %v", got, want)
 	}
-	for _, rec := range []string{"a2a", "hostEvents", "runList"} {
+	for _, rec := range []string{"a2a", "mcp", "hostEvents", "runList"} {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(root[rec], &m); err != nil {
 			t.Fatal(err)
@@ -70,8 +70,33 @@ func TestDiscoveryDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(a2aRecord.Profiles, []string{"a2a-1.0"}) || a2aRecord.AgentCardURL != h.url+"/.well-known/agent-card.json" ||
-		a2aRecord.RefreshedAt != string(a2aRefreshedAt) {
+		a2aRecord.RefreshedAt != string(upstreamRefreshedAt) {
 		t.Errorf("a2a record %s", root["a2a"])
+	}
+	// The mcp record names the mount on the base URL, its transport, the
+	// features the mount backs (extensions: the Tasks extension is on) and
+	// the MRTR ceiling (RULES R7–R10).
+	var mcpRecord struct {
+		Revisions   []string `json:"revisions"`
+		Profiles    []string `json:"profiles"`
+		Features    []string `json:"features"`
+		ServerURLs  []string `json:"serverUrls"`
+		RefreshedAt string   `json:"refreshedAt"`
+		ServerMount struct {
+			Transports []string `json:"transports"`
+		} `json:"serverMount"`
+		MRTR struct {
+			MaxRounds int `json:"maxRounds"`
+		} `json:"mrtr"`
+	}
+	if err := json.Unmarshal(root["mcp"], &mcpRecord); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(mcpRecord.Revisions, []string{"2026-07-28"}) || !slices.Equal(mcpRecord.Profiles, []string{"mcp-2026-07-28"}) ||
+		!slices.Equal(mcpRecord.Features, []string{"server-discover", "mrtr", "cacheable-lists", "extensions"}) ||
+		!slices.Equal(mcpRecord.ServerURLs, []string{h.url + mcpPath}) || !slices.Equal(mcpRecord.ServerMount.Transports, []string{"streamable-http"}) ||
+		mcpRecord.MRTR.MaxRounds != 8 || mcpRecord.RefreshedAt != string(upstreamRefreshedAt) {
+		t.Errorf("mcp record %s", root["mcp"])
 	}
 	var hostEvents struct {
 		Types []struct{ Type, Delivery string } `json:"types"`

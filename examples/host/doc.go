@@ -1,15 +1,16 @@
 // Command host is the wopinterop demo host: a small OpenWOP v2 REST surface
 // over the in-memory store (package interop/memstore), with the library's
-// A2A 1.0 surface mounted beside it through the root package
-// (wopinterop.New, Host.Mount; see newHandler in server.go and a2a.go). It
-// is the program a newcomer runs first and the target of the end-to-end and
-// real-peer tests; the MCP mount will join the same mux.
+// A2A 1.0 surface and MCP 2026-07-28 server mounted beside it through the
+// root package (wopinterop.New, Host.Mount; see newHandler in server.go,
+// interop.go, a2a.go and mcp.go). It is the program a newcomer runs first
+// and the target of the end-to-end and real-peer tests.
 //
 //	go run ./examples/host                      # listens on 127.0.0.1:8080
 //	go run ./examples/host -addr 127.0.0.1:0    # any free port
 //	go run ./examples/host -keys acme=s3cret,initech=k2
 //	go run ./examples/host -public-url https://demo.example.com
 //	go run ./examples/host -routing-secret "$(openssl rand -hex 32)"
+//	go run ./examples/host -seal-key "$(openssl rand -hex 32)"
 //	go run ./examples/host -push-allow http://127.0.0.1:9999
 //
 // -public-url sets the origin of the links the host hands out (statusUrl,
@@ -22,6 +23,12 @@
 // draws a random secret per process, so those values change on every
 // restart and a peer holding an old one gets the never-minted answer.
 //
+// -seal-key (hex or base64, at least 32 bytes) seals the requestState of
+// MCP multi-round tool calls (an approval asked for in the middle of a
+// tools/call). Without it the host draws a random key per process, so a
+// round still pending across a restart answers -32602 and the client starts
+// the call again; replicas behind one URL need the same key.
+//
 // -push-allow lists exact origins (scheme://host:port, comma-separated)
 // that A2A push deliveries may reach although they are plain http or on a
 // loopback or private address: local push receivers. Every other push
@@ -31,9 +38,11 @@
 // When it is ready it prints exactly one line, "listening on http://ADDR",
 // with the address it really bound. SIGINT or SIGTERM drains it: open event
 // streams and long polls end, in-flight requests finish, then the store is
-// closed. The A2A surface's requests end with the drain too, and its
-// queued negotiation.decided records are delivered (wopinterop.Host.Close)
-// before the store closes.
+// closed. The A2A and MCP requests end with the drain too (an MCP
+// tools/call still waiting for its run then cancels that run, as a client
+// disconnect would), MCP listen streams end, and the queued
+// negotiation.decided records are delivered (wopinterop.Host.Close) before
+// the store closes.
 //
 // # Callers
 //
@@ -68,6 +77,19 @@
 // workflow the OpenWOP suite requires the interface to route. Per-agent
 // cards are reached with GetExtendedAgentCard and an a2aTenant value.
 //
+// MCP 2026-07-28 (JSON-RPC answers only, never the OpenWOP envelope —
+// R110–R113):
+//
+//	POST /mcp                                      the MCP server (stateless streamable HTTP)
+//
+// Every tool is one of the caller's workflows (the five fixtures), with
+// MRTR (an approval is asked as a form elicitation) and the Tasks
+// extension (io.modelcontextprotocol/tasks). The bearer keys are the
+// credential (401 with WWW-Authenticate: Bearer otherwise). No browser
+// origin is allowed: a request with any Origin header is 403, one without
+// (SDKs, curl) passes; on a loopback listener a Host that does not name
+// the loopback interface is 403 (DNS rebinding). Other verbs are 405.
+//
 // Path ids accept the projected form "acme~2F…" and the percent-encoded form
 // "acme%2F…" (R77); JSON bodies always carry the bound form "acme/…". An id
 // whose tenant segment is not the caller's is 403 id_tenant_mismatch (R78);
@@ -97,11 +119,15 @@
 //   - eventsUrl in the createRun answer names the poll endpoint, the one
 //     event read this host serves.
 //   - Discovery advertises runList and hostEvents as "stable" since "2.0"
-//     with witness "witnessable-gated", and the library's a2a record
-//     (profile a2a-1.0, agentCardUrl, streaming, durableTasks, agentCards;
-//     refreshedAt is the constant a2aRefreshedAt). hostEvents.types lists
-//     negotiation.decided as durable: every A2A request records one for
-//     the caller's tenant, delivered on GET /host/events (R16, R22). The
+//     with witness "witnessable-gated", the library's a2a record (profile
+//     a2a-1.0, agentCardUrl, streaming, durableTasks, agentCards) and its
+//     mcp record (profile mcp-2026-07-28, serverUrls [BASE/mcp],
+//     serverMount streamable-http, features server-discover, mrtr,
+//     cacheable-lists and extensions, mrtr.maxRounds 8); both refreshedAt
+//     are the constant upstreamRefreshedAt. hostEvents.types lists
+//     negotiation.decided as durable: every A2A request, and every MCP
+//     request that reaches version selection, records one for the caller's
+//     tenant, delivered on GET /host/events (R16, R22). The
 //     root fixtures[] lists the five conformance fixture ids. GET /agents
 //     is served but the agents family is not advertised.
 //   - Any fault the host did not classify is 500 internal_error with a fixed

@@ -49,6 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	publicURL := fs.String("public-url", "", "public origin for links in responses and on the agent card (default: http://ADDR)")
 	pushAllowSpec := fs.String("push-allow", "", "exact `origins` (scheme://host:port,...) A2A pushes may reach although plain http or on loopback/private addresses: local receivers")
 	routingSpec := fs.String("routing-secret", "", "`secret` (hex or base64, at least 32 bytes) deriving the agents' A2A routing values (default: random per process, so they change on restart)")
+	sealSpec := fs.String("seal-key", "", "`key` (hex or base64, at least 32 bytes) sealing MCP requestState values (default: random per process, so a pending multi-round call does not survive a restart)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -74,6 +75,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	if *routingSpec != "" {
 		if routingSecret, err = parseRoutingSecret(*routingSpec); err != nil {
 			fmt.Fprintf(stderr, "host: invalid -routing-secret: %v\n", err)
+			return exitUsage
+		}
+	}
+	var sealKey []byte
+	if *sealSpec != "" {
+		if sealKey, err = parseSealKey(*sealSpec); err != nil {
+			fmt.Fprintf(stderr, "host: invalid -seal-key: %v\n", err)
 			return exitUsage
 		}
 	}
@@ -106,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	defer startDrain()
 	handler, err := newHandler(config{
 		Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
-		PushAllow: pushAllow,
+		SealKey: sealKey, PushAllow: pushAllow,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -145,8 +153,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		logger.Error("serve", "err", err)
 		code = exitFault
 	}
-	// The audit records still queued go to the store, so the library
-	// closes first.
+	// The library closes next: MCP listen streams end, push delivery
+	// drains, and the audit records still queued go to the store, which
+	// therefore closes last.
 	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := handler.Close(closeCtx); err != nil {

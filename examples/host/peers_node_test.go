@@ -22,9 +22,10 @@ const minNodeMajor = 22
 func requirePeers() bool { return os.Getenv("WOPINTEROP_REQUIRE_PEERS") == "1" }
 
 // nodePeer finds Node.js ($WOPINTEROP_NODE, else node on PATH) and the
-// installed test peers, skipping — or, when peers are required, failing —
-// when either is missing. It returns node and the repository root.
-func nodePeer(t *testing.T) (node, root string) {
+// installed npm package pkg of the test peers, skipping — or, when peers
+// are required, failing — when either is missing. It returns node and the
+// repository root.
+func nodePeer(t *testing.T, pkg string) (node, root string) {
 	t.Helper()
 	missing := func(format string, args ...any) {
 		t.Helper()
@@ -54,8 +55,8 @@ func nodePeer(t *testing.T) (node, root string) {
 	if major < minNodeMajor {
 		missing("Node.js %s is older than %d", bytes.TrimSpace(out), minNodeMajor)
 	}
-	if _, err := os.Stat(filepath.Join(root, "testpeers", "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		missing("testpeers/node_modules is not installed: run npm ci in testpeers")
+	if _, err := os.Stat(filepath.Join(root, "testpeers", "node_modules", filepath.FromSlash(pkg), "package.json")); err != nil {
+		missing("testpeers/node_modules lacks %s: run npm ci in testpeers", pkg)
 	}
 	return node, root
 }
@@ -64,21 +65,9 @@ func nodePeer(t *testing.T) (node, root string) {
 // the demo host on 127.0.0.1:0: the scenario of TestGoPeer over JSON-RPC
 // and HTTP+JSON, tenant globex seeing nothing of acme's.
 func TestNodePeer(t *testing.T) {
-	node, root := nodePeer(t)
+	node, root := nodePeer(t, "@a2a-js/sdk")
 	h := newTestHost(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testpeers", "a2a-peer.mjs"), h.url, acmeKey, globexKey)
-	cmd.Dir = root
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		t.Log(line)
-	}
-	if err != nil {
-		t.Fatalf("the Node peer failed: %v\nstderr:\n%s", err, stderr.String())
-	}
+	out := runNodePeer(t, node, root, "a2a-peer.mjs", h.url, acmeKey, globexKey)
 	// Every step reported, in order; a peer that skipped one fails here.
 	want := []string{"ok card: skills conformance-approval"}
 	for _, binding := range []string{"JSONRPC", "HTTP+JSON"} {
@@ -87,8 +76,33 @@ func TestNodePeer(t *testing.T) {
 			want = append(want, "ok "+binding+" "+step)
 		}
 	}
-	want = append(want, "PASS")
-	rest := stdout.String()
+	wantInOrder(t, out, append(want, "PASS"))
+}
+
+// runNodePeer runs testpeers/<script> with args from the repository root
+// and returns its stdout, logging each line; a non-zero exit fails t.
+func runNodePeer(t *testing.T, node, root, script string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testpeers", script)}, args...)...)
+	cmd.Dir = root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		t.Log(line)
+	}
+	if err != nil {
+		t.Fatalf("the Node peer %s failed: %v\nstderr:\n%s", script, err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// wantInOrder fails t unless every string of want occurs in out, in order.
+func wantInOrder(t *testing.T, out string, want []string) {
+	t.Helper()
+	rest := out
 	for _, w := range want {
 		i := strings.Index(rest, w)
 		if i < 0 {

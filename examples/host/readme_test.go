@@ -110,6 +110,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	// What each commented step promises, in order.
 	for _, want := range []string{
 		`"protocolVersions":["2.0"]`,
+		`"serverUrls":["` + base + `/mcp"]`,
 		"304\n",
 		`"status":"running"`,
 		`"status":"completed"`,
@@ -136,6 +137,12 @@ func TestReadmeWalkthrough(t *testing.T) {
 		`"state":"TASK_STATE_INPUT_REQUIRED"`,
 		`"id":2,"result":{"task":{"id":"acme/`,
 		`"state":"TASK_STATE_COMPLETED"`,
+		`"id":1,"result":{`,
+		`"supportedVersions":["2026-07-28"]`,
+		`"extensions":{"io.modelcontextprotocol/tasks":{}}`,
+		`"id":2,"result":{`,
+		`"resultType":"complete","content":[{"type":"text","text":"{\"ok\":true}"}`,
+		`"structuredContent":{"ok":true},"isError":false`,
 	} {
 		i := strings.Index(got, want)
 		if i < 0 {

@@ -52,8 +52,12 @@ type config struct {
 	// Default: a fresh random secret, so the values change with every
 	// process.
 	RoutingSecret []byte
-	// Now is the clock of the A2A surface and of the refreshedAt check.
-	// Default: time.Now.
+	// SealKey (at least 32 bytes) seals the requestState values of MCP
+	// multi-round tool calls. Default: a fresh random key, so a round
+	// pending across a restart cannot be continued.
+	SealKey []byte
+	// Now is the clock of the A2A and MCP surfaces and of the refreshedAt
+	// check. Default: time.Now.
 	Now func() time.Time
 	// PushAllow are exact origins (scheme://host[:port]) A2A push
 	// deliveries may reach although they are plain http or on a loopback
@@ -90,13 +94,14 @@ type handler struct {
 	interop *wopinterop.Host
 }
 
-// Close drains the audit records the A2A surface still queues for the
-// store (RULES R22). Call it after the HTTP server has drained and before
-// the store is closed.
+// Close ends the MCP listen streams, stops push delivery and drains the
+// audit records the A2A and MCP surfaces still queue for the store (RULES
+// R22). Call it after the HTTP server has drained and before the store is
+// closed.
 func (h *handler) Close(ctx context.Context) error { return h.interop.Close(ctx) }
 
 // newHandler builds the host's http.Handler from cfg: the OpenWOP REST
-// subset and the A2A surface on one mux.
+// subset, the A2A surface and the MCP server on one mux.
 func newHandler(cfg config) (*handler, error) {
 	if cfg.Store == nil || cfg.Auth == nil {
 		return nil, errors.New("host: config needs a Store and an Auth resolver")
@@ -134,7 +139,11 @@ func newHandler(cfg config) (*handler, error) {
 	if secret == nil {
 		secret = randomRoutingSecret()
 	}
-	if s.interop, err = newInterop(cfg, s.links.base, version, secret); err != nil {
+	sealKey := cfg.SealKey
+	if sealKey == nil {
+		sealKey = randomSealKey()
+	}
+	if s.interop, err = newInterop(cfg, s.links.base, version, secret, sealKey); err != nil {
 		return nil, err
 	}
 	if s.discovery, err = newDiscoveryDocument(version, s.interop.Records()); err != nil {
@@ -144,9 +153,7 @@ func newHandler(cfg config) (*handler, error) {
 
 	mux := http.NewServeMux()
 	s.mountREST(mux)
-	s.mountA2A(mux, s.interop)
-	// Further protocol surfaces mount here, each with its own prefix, e.g.
-	//   mux.Handle("/mcp", mcpHandler)
+	s.mountInterop(mux, s.interop)
 	return &handler{Handler: mux, interop: s.interop}, nil
 }
 

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/wopinterop/wopinterop"
+	"github.com/wopinterop/wopinterop/facets"
+	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mcp/sealed"
+	"github.com/wopinterop/wopinterop/push"
+)
+
+// upstreamRefreshedAt is the day the advertised A2A versions and MCP
+// revisions were last re-checked against upstream (a2a.refreshedAt and
+// mcp.refreshedAt). Each advertisement goes stale 90 days later (RULES R6)
+// and the host then refuses to start, on purpose: re-check the A2A release
+// and the MCP revision, then move this date. One constant, because the
+// demo re-checks both at once.
+const upstreamRefreshedAt facets.Date = "2026-11-30"
+
+// newInterop builds the library's Host for the demo: the A2A section
+// (a2a.go) and the MCP section (mcp.go) over one store, one resolver and
+// one audit trail.
+func newInterop(cfg config, base, version string, routingSecret, sealKey []byte) (*wopinterop.Host, error) {
+	guard, err := push.NewGuard(push.GuardOptions{AllowOrigins: cfg.PushAllow})
+	if err != nil {
+		return nil, err
+	}
+	return wopinterop.New(wopinterop.Config{
+		Store:         cfg.Store,
+		Subjects:      cfg.Auth,
+		Events:        cfg.Store,
+		Inventory:     cfg.Store,
+		BaseURL:       base,
+		HostVersion:   version,
+		RoutingSecret: routingSecret,
+		Logger:        cfg.Logger,
+		Now:           cfg.Now,
+		HostEvents: &facets.HostEvents{
+			Status: facets.StatusStable, Since: protocolVersion, Witness: facets.WitnessGated,
+		},
+		A2A: a2aConfig(version, guard),
+		MCP: mcpConfig(version, sealKey),
+	})
+}
+
+// mountInterop registers the library's surfaces on mux: the agent card,
+// the A2A interfaces and the MCP server. Their handlers answer every
+// request on their URLs in the protocol's own shape (RULES R66, R110), so
+// they bypass the OpenWOP-Version check and error envelope of the REST
+// routes. Their requests also end when the host drains: an A2A
+// subscription or an MCP subscriptions/listen stream never goes idle on its
+// own and would hold the shutdown up. (An MCP tools/call still waiting for
+// its run when the drain starts ends like a client disconnect: the mount
+// cancels that run, reason "mcp-request-cancelled", RULES R137.)
+func (s *server) mountInterop(mux *http.ServeMux, h *wopinterop.Host) {
+	inner := http.NewServeMux()
+	h.Mount(inner)
+	drained := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := s.streamContext(r)
+		defer cancel()
+		inner.ServeHTTP(w, r.WithContext(ctx))
+	})
+	for _, p := range []string{a2aCardPath, a2aPath, a2aRESTPath, a2aRESTPath + "/", mcpPath} {
+		mux.Handle(p, drained)
+	}
+}
+
+// parseRoutingSecret reads -routing-secret (see decodeSecret).
+func parseRoutingSecret(s string) ([]byte, error) {
+	return decodeSecret(s, isolation.MinRoutingSecretLen)
+}
+
+// parseSealKey reads -seal-key (see decodeSecret).
+func parseSealKey(s string) ([]byte, error) {
+	return decodeSecret(s, sealed.MinKeyLen)
+}
+
+// decodeSecret reads a secret flag: hex, or standard or URL-safe base64
+// with or without padding, decoding to at least minLen bytes. Errors never
+// repeat the value.
+func decodeSecret(s string, minLen int) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	var b []byte
+	if raw, err := hex.DecodeString(s); err == nil {
+		b = raw
+	} else {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			if raw, err := enc.DecodeString(s); err == nil {
+				b = raw
+				break
+			}
+		}
+	}
+	switch {
+	case b == nil:
+		return nil, fmt.Errorf("not hex or base64")
+	case len(b) < minLen:
+		return nil, fmt.Errorf("decodes to %d bytes, at least %d are needed", len(b), minLen)
+	}
+	return b, nil
+}
+
+// randomRoutingSecret is the default routing secret: fresh per process, so
+// per-agent routing values change on every restart.
+func randomRoutingSecret() []byte { return randomSecret(isolation.MinRoutingSecretLen) }
+
+// randomSealKey is the default requestState key: fresh per process, so an
+// MRTR round pending across a restart cannot be continued (the client gets
+// -32602 and starts the call again).
+func randomSealKey() []byte { return randomSecret(sealed.MinKeyLen) }
+
+func randomSecret(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24).
+	return b
+}

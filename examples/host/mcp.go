@@ -1,0 +1,42 @@
+package main
+
+import (
+	"github.com/wopinterop/wopinterop"
+	"github.com/wopinterop/wopinterop/facets"
+	"github.com/wopinterop/wopinterop/mcp"
+)
+
+// mcpPath is where the MCP 2026-07-28 server is mounted; the mcp discovery
+// record names it as serverUrls[0].
+const mcpPath = wopinterop.DefaultMCPPath
+
+// mcpConfig is the demo's MCP section: every workflow of the caller's
+// tenant is a tool (the five conformance fixtures), with MRTR, the Tasks
+// extension and the library's defaults for everything else (facet
+// features, mrtr.maxRounds 8, one-minute tool-list cache, 30 s blocking
+// budget, tasks answered as soon as their run exists).
+//
+// Who may call: the same bearer keys as every other route (the Subjects of
+// wopinterop.Config); an unknown or missing key is 401 with
+// WWW-Authenticate: Bearer before any MCP work. AllowedOrigins is empty on
+// purpose: a request carrying a browser Origin header is refused with 403,
+// whatever the origin, while non-browser clients (SDKs, curl), which send
+// no Origin, are unaffected. On a loopback listener the mount also refuses
+// a Host header that does not name the loopback interface (DNS rebinding),
+// so behind a reverse proxy the proxy must reach the host on a non-loopback
+// address or keep a loopback Host.
+//
+// sealKey seals requestState, the MRTR round a client echoes back; with
+// the default per-process random key, a round that is pending across a
+// restart answers -32602 and the client starts the call again.
+func mcpConfig(version string, sealKey []byte) *wopinterop.MCPConfig {
+	return &wopinterop.MCPConfig{
+		Path:    mcpPath,
+		Facet:   facets.MCP{RefreshedAt: upstreamRefreshedAt},
+		SealKey: sealKey,
+		Server: mcp.Config{
+			ServerInfo: mcp.Implementation{Name: implementationName, Version: version},
+			Tasks:      true,
+		},
+	}
+}
