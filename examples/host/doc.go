@@ -81,6 +81,15 @@
 // R110–R113):
 //
 //	POST /mcp                                      the MCP server (stateless streamable HTTP)
+//	POST /mcp-conformance                          the official MCP conformance suite's fixtures
+//
+// /mcp-conformance mounts a second MCP server over the same store for the
+// official conformance suite (package mcpfixtures): every caller is an
+// anonymous Subject in the dedicated tenant "mcp-conformance", which holds
+// only the suite's fixtures and which no API key reaches, so the suite's
+// fixtures and the OpenWOP fixtures coexist. Loopback pages may call it
+// (the suite's DNS-rebinding scenario sends a loopback Origin).
+// TestMCPConformanceSuite runs the suite against it.
 //
 // Every tool is one of the caller's workflows (the five fixtures), with
 // MRTR (an approval is asked as a form elicitation) and the Tasks

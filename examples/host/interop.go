@@ -61,14 +61,19 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 func (s *server) mountInterop(mux *http.ServeMux, h *wopinterop.Host) {
 	inner := http.NewServeMux()
 	h.Mount(inner)
-	drained := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := s.streamContext(r)
-		defer cancel()
-		inner.ServeHTTP(w, r.WithContext(ctx))
-	})
+	drained := s.drained(inner)
 	for _, p := range []string{a2aCardPath, a2aPath, a2aRESTPath, a2aRESTPath + "/", mcpPath} {
 		mux.Handle(p, drained)
 	}
+}
+
+// drained ends h's requests when the host drains (see mountInterop).
+func (s *server) drained(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := s.streamContext(r)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // parseRoutingSecret reads -routing-secret (see decodeSecret).

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wopinterop/wopinterop/examples/host/mcpfixtures"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -187,6 +188,11 @@ func parsePushAllow(spec string) ([]string, error) {
 // seed gives every tenant the conformance fixtures and one demo agent that
 // routes two of them.
 func seed(store *memstore.Store, tenants []string) error {
+	// The MCP conformance suite's fixtures live in their own tenant, which
+	// only the /mcp-conformance mount reaches.
+	if err := mcpfixtures.Register(store, mcpfixtures.Tenant); err != nil {
+		return fmt.Errorf("register the MCP conformance fixtures: %w", err)
+	}
 	for _, t := range tenants {
 		if err := store.RegisterFixtures(t); err != nil {
 			return fmt.Errorf("register fixtures for %q: %w", t, err)

@@ -91,14 +91,17 @@ type server struct {
 // handler is the host's http.Handler and what its Close must release.
 type handler struct {
 	http.Handler
-	interop *wopinterop.Host
+	interop     *wopinterop.Host
+	conformance *conformanceMount
 }
 
 // Close ends the MCP listen streams, stops push delivery and drains the
 // audit records the A2A and MCP surfaces still queue for the store (RULES
 // R22). Call it after the HTTP server has drained and before the store is
 // closed.
-func (h *handler) Close(ctx context.Context) error { return h.interop.Close(ctx) }
+func (h *handler) Close(ctx context.Context) error {
+	return errors.Join(h.conformance.Close(ctx), h.interop.Close(ctx))
+}
 
 // newHandler builds the host's http.Handler from cfg: the OpenWOP REST
 // subset, the A2A surface and the MCP server on one mux.
@@ -151,10 +154,17 @@ func newHandler(cfg config) (*handler, error) {
 		return nil, err
 	}
 
+	conformance, err := newConformanceMount(cfg, version, sealKey)
+	if err != nil {
+		_ = s.interop.Close(context.Background())
+		return nil, err
+	}
+
 	mux := http.NewServeMux()
 	s.mountREST(mux)
 	s.mountInterop(mux, s.interop)
-	return &handler{Handler: mux, interop: s.interop}, nil
+	mux.Handle(mcpConformancePath, s.drained(conformance.srv.Handler()))
+	return &handler{Handler: mux, interop: s.interop, conformance: conformance}, nil
 }
 
 // mountREST registers the OpenWOP REST subset. Each path also gets a

@@ -22,6 +22,9 @@
 //     test:// resources and completions. [Host.Configure] plugs it into an
 //     mcp.Config.
 //
+// examples/host mounts them at /mcp-conformance, and its
+// TestMCPConformanceSuite runs the suite there in CI.
+//
 // The fixtures hold no secrets and no mutable package state; every value
 // a scenario checks is a constant here, written for these fixtures.
 package mcpfixtures

@@ -2,15 +2,22 @@ package mcpfixtures_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/rand"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wopinterop/wopinterop/examples/host/mcpfixtures"
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/sealed"
+	"github.com/wopinterop/wopinterop/negotiate"
 )
 
 // client is a minimal MCP 2026-07-28 client over HTTP for the fixture
@@ -323,4 +330,56 @@ func toStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// newMount serves the fixtures the way examples/host does for the suite: the
+// anonymous caller lands in the dedicated tenant, the Tasks extension is
+// served, loopback pages may call (the DNS-rebinding scenario sends a
+// loopback Origin), tasks are answered as soon as their run exists.
+func newMount(t testing.TB) (*httptest.Server, *memstore.Store) {
+	t.Helper()
+	store := memstore.New()
+	t.Cleanup(func() { _ = store.Close() })
+	if err := mcpfixtures.Register(store, mcpfixtures.Tenant); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := negotiate.NewPolicy(negotiate.Config{Protocol: negotiate.MCP, Offered: []string{mcp.Revision}, Preferred: mcp.Revision, Floor: mcp.Revision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, sealed.MinKeyLen)
+	rand.Read(key)
+	sealer, err := sealed.NewSealer(sealed.Config{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := mcp.Config{
+		Store: store, Policy: policy, Sealer: sealer,
+		Auditor: negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
+		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
+			return interop.Subject{Tenant: mcpfixtures.Tenant, Principal: "conformance-client"}, nil
+		}),
+		AllowAnonymous:       true,
+		AllowLoopbackOrigins: true,
+		Tasks:                true,
+		ServerInfo:           mcp.Implementation{Name: "wopinterop-mcp-fixtures", Version: "1.0.0"},
+		BlockTimeout:         10 * time.Second,
+	}
+	mcpfixtures.New().Configure(&cfg)
+	srv, err := mcp.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler())
+	ts := httptest.NewServer(mux) // 127.0.0.1: the DNS-rebinding scenario needs a loopback URL
+	t.Cleanup(func() {
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Errorf("mcp Server.Close: %v", err)
+		}
+	})
+	return ts, store
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/wopinterop/wopinterop/examples/host/mcpfixtures"
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/sealed"
+	"github.com/wopinterop/wopinterop/negotiate"
+)
+
+// mcpConformancePath serves the official MCP conformance suite's fixtures
+// (package mcpfixtures) in their own demo tenant, beside the OpenWOP
+// fixtures on /mcp. The suite sends no credential, so every caller of this
+// path is an anonymous Subject in mcpfixtures.Tenant: a tenant that holds
+// nothing but the fixtures and that no API key reaches. Loopback pages may
+// call it, because the suite's DNS-rebinding scenario sends a loopback
+// Origin.
+const mcpConformancePath = "/mcp-conformance"
+
+// conformanceMount is the suite's MCP server and its audit trail.
+type conformanceMount struct {
+	srv     *mcp.Server
+	auditor *negotiate.Auditor
+}
+
+// newConformanceMount builds the mount over the host's store, which must
+// hold the fixtures (seed registers them).
+func newConformanceMount(cfg config, version string, sealKey []byte) (*conformanceMount, error) {
+	policy, err := negotiate.NewPolicy(negotiate.Config{
+		Protocol: negotiate.MCP, Offered: []string{mcp.Revision}, Preferred: mcp.Revision, Floor: mcp.Revision, Now: cfg.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := sealed.NewSealer(sealed.Config{Key: sealKey, Now: cfg.Now})
+	if err != nil {
+		return nil, err
+	}
+	auditor := negotiate.NewAuditor(cfg.Store, negotiate.AuditorOptions{Logger: cfg.Logger})
+	mc := mcp.Config{
+		Store:   cfg.Store,
+		Policy:  policy,
+		Auditor: auditor,
+		Sealer:  sealer,
+		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
+			return interop.Subject{Tenant: mcpfixtures.Tenant, Principal: "conformance-client"}, nil
+		}),
+		AllowAnonymous:       true,
+		AllowLoopbackOrigins: true,
+		Tasks:                true,
+		ServerInfo:           mcp.Implementation{Name: implementationName + " (MCP conformance fixtures)", Version: version},
+		BlockTimeout:         10 * time.Second,
+		Logger:               cfg.Logger,
+		Now:                  cfg.Now,
+	}
+	mcpfixtures.New().Configure(&mc)
+	srv, err := mcp.New(mc)
+	if err != nil {
+		return nil, err
+	}
+	auditor.Start()
+	return &conformanceMount{srv: srv, auditor: auditor}, nil
+}
+
+// Close ends the mount's listen streams and drains its audit records.
+func (m *conformanceMount) Close(ctx context.Context) error {
+	return errors.Join(m.srv.Close(ctx), m.auditor.Close(ctx))
+}
