@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -85,7 +86,7 @@ func (s *Server) prepare(r *http.Request) (*call, error) {
 	if !d.Accepted() {
 		return nil, s.errs.versionNotSupported(strings.Join(d.Supported, ","))
 	}
-	return &call{subject: sub, version: d.Version, trace: traceFrom(r)}, nil
+	return &call{subject: sub, version: d.Version, trace: tracecontext.FromHeaders(r.Header)}, nil
 }
 
 // withAgent resolves a per-agent routing value for c. An empty value is the
@@ -157,76 +158,4 @@ func (s *Server) gate(method string) error {
 	default:
 		return methodNotFound()
 	}
-}
-
-// W3C trace context header names (RULES R141, R142), in net/http's
-// canonical form so the header map is indexed directly.
-const (
-	headerTraceParent = "Traceparent"
-	headerTraceState  = "Tracestate"
-)
-
-// traceFrom reads the W3C trace context headers of r. A malformed or
-// repeated traceparent is ignored (the run starts a new trace rather than
-// the request failing), and tracestate travels only with a valid
-// traceparent (RULES R142). Neither carrier ever selects a tenant,
-// principal or scope.
-func traceFrom(r *http.Request) interop.TraceContext {
-	parents := r.Header[headerTraceParent]
-	if len(parents) != 1 || !validTraceParent(parents[0]) {
-		return interop.TraceContext{}
-	}
-	tc := interop.TraceContext{TraceParent: parents[0]}
-	if states := r.Header[headerTraceState]; len(states) > 0 {
-		// Repeated tracestate headers are one list (W3C trace context §3.3).
-		state := strings.Join(states, ",")
-		if validTraceState(state) {
-			tc.TraceState = state
-		}
-	}
-	return tc
-}
-
-// validTraceParent reports whether v matches
-// ^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$ with a version other
-// than ff and neither the trace id nor the parent id all zeros.
-func validTraceParent(v string) bool {
-	if len(v) != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' {
-		return false
-	}
-	for _, field := range [...]string{v[0:2], v[3:35], v[36:52], v[53:55]} {
-		for i := 0; i < len(field); i++ {
-			if c := field[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return v[0:2] != "ff" && !allZeros(v[3:35]) && !allZeros(v[36:52])
-}
-
-func allZeros(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '0' {
-			return false
-		}
-	}
-	return true
-}
-
-// maxTraceState is the longest tracestate a vendor must propagate (W3C
-// trace context §3.3.1.5); longer values are dropped, not truncated.
-const maxTraceState = 512
-
-// validTraceState is a deliberately shallow check: printable ASCII within
-// the length limit. The value is propagated, never interpreted.
-func validTraceState(v string) bool {
-	if v == "" || len(v) > maxTraceState {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
 }

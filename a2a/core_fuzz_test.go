@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"regexp"
 	"testing"
 
@@ -28,8 +29,8 @@ func FuzzCoreTraceParent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		want := grammar.MatchString(v) && v[:2] != "ff" &&
 			v[3:35] != "00000000000000000000000000000000" && v[36:52] != "0000000000000000"
-		if got := validTraceParent(v); got != want {
-			t.Fatalf("validTraceParent(%q) = %v, want %v", v, got, want)
+		if got := tracecontext.ValidParent(v); got != want {
+			t.Fatalf("tracecontext.ValidParent(%q) = %v, want %v", v, got, want)
 		}
 	})
 }
@@ -85,7 +86,7 @@ func FuzzCoreInboundMessage(f *testing.F) {
 			}
 		}
 		tc := traceOf(&call{}, &m)
-		if tc.TraceParent != "" && !validTraceParent(tc.TraceParent) || tc.TraceParent == "" && tc.TraceState != "" {
+		if tc.TraceParent != "" && !tracecontext.ValidParent(tc.TraceParent) || tc.TraceParent == "" && tc.TraceState != "" {
 			t.Fatalf("trace context %+v", tc)
 		}
 	})

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"errors"
+	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -366,7 +367,7 @@ func TestCoreSendMessageTraceContext(t *testing.T) {
 				r.Header.Set("tracestate", tc.state)
 			}
 			c := asCaller(coreTenantA, "alice")
-			c.trace = traceFrom(r)
+			c.trace = tracecontext.FromHeaders(r.Header)
 			m := textMessage("m-trace-"+string(rune('a'+i)), "go")
 			if tc.metaParent != nil {
 				ow := map[string]any{"traceparent": tc.metaParent}
@@ -398,7 +399,7 @@ func TestCoreTraceFromHeaders(t *testing.T) {
 		{"repeated traceparent ignored", []string{valid, valid}, nil, interop.TraceContext{}},
 		{"tracestate without traceparent dropped", nil, []string{"a=1"}, interop.TraceContext{}},
 		{"control byte in tracestate dropped", []string{valid}, []string{"a=\x01"}, interop.TraceContext{TraceParent: valid}},
-		{"oversized tracestate dropped", []string{valid}, []string{strings.Repeat("a", maxTraceState+1)}, interop.TraceContext{TraceParent: valid}},
+		{"oversized tracestate dropped", []string{valid}, []string{strings.Repeat("a", tracecontext.MaxState+1)}, interop.TraceContext{TraceParent: valid}},
 		{"wrong separators", []string{strings.ReplaceAll(valid, "-", "_")}, nil, interop.TraceContext{}},
 	}
 	for _, tc := range cases {
@@ -409,7 +410,7 @@ func TestCoreTraceFromHeaders(t *testing.T) {
 		for _, v := range tc.states {
 			r.Header.Add("tracestate", v)
 		}
-		if got := traceFrom(r); got != tc.want {
+		if got := tracecontext.FromHeaders(r.Header); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/push"
@@ -283,9 +284,9 @@ func runInputs(m *wire.Message) (inputs json.RawMessage, bad int) {
 // request header; a malformed one is ignored (RULES R141, R142).
 func traceOf(c *call, m *wire.Message) interop.TraceContext {
 	ow, _ := m.Metadata[metadataKeyOpenWOP].(map[string]any)
-	if tp, _ := ow["traceparent"].(string); validTraceParent(tp) {
+	if tp, _ := ow["traceparent"].(string); tracecontext.ValidParent(tp) {
 		tc := interop.TraceContext{TraceParent: tp}
-		if ts, _ := ow["tracestate"].(string); validTraceState(ts) {
+		if ts, _ := ow["tracestate"].(string); tracecontext.ValidState(ts) {
 			tc.TraceState = ts
 		}
 		return tc
