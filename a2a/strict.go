@@ -266,18 +266,8 @@ func (w *walker) array(elem shape) error {
 		if err != nil {
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.data) {
-			return errMalformedJSON
-		}
-		switch w.data[w.pos] {
-		case ',':
-			w.pos++
-		case ']':
-			w.pos++
-			return nil
-		default:
-			return errMalformedJSON
+		if done, err := w.separator(']'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -336,20 +326,28 @@ func (w *walker) object(sh shape) error {
 		if err != nil {
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.data) {
-			return errMalformedJSON
-		}
-		switch w.data[w.pos] {
-		case ',':
-			w.pos++
-		case '}':
-			w.pos++
-			return nil
-		default:
-			return errMalformedJSON
+		if done, err := w.separator('}'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// separator consumes what follows an array element or object member: a
+// ',' (more to come) or the closing byte (done).
+func (w *walker) separator(closing byte) (done bool, err error) {
+	w.space()
+	if w.pos >= len(w.data) {
+		return false, errMalformedJSON
+	}
+	switch w.data[w.pos] {
+	case ',':
+		w.pos++
+		return false, nil
+	case closing:
+		w.pos++
+		return true, nil
+	}
+	return false, errMalformedJSON
 }
 
 // keyName returns a JSON string's raw contents as encoding/json would read

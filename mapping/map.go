@@ -270,7 +270,12 @@ func cloneOps(ops []opEntry) []Operation {
 // JSON-RPC method name). when selects among several rows of one method
 // (see [SendMessageWhen]); "" suffices for a method with a single row.
 func (m *Map) A2AOperation(method, when string) (Operation, bool) {
-	e, ok := findOp(m.a2aOps, method, when)
+	return lookupOp(m.a2aOps, method, when)
+}
+
+// lookupOp is findOp returning a copy the caller may keep.
+func lookupOp(ops []opEntry, method, when string) (Operation, bool) {
+	e, ok := findOp(ops, method, when)
 	if !ok {
 		return Operation{}, false
 	}
@@ -282,11 +287,7 @@ func (m *Map) A2AOperations() []Operation { return cloneOps(m.a2aOps) }
 
 // MCPMethod returns the mcp.methods row naming method.
 func (m *Map) MCPMethod(method string) (Operation, bool) {
-	e, ok := findOp(m.mcpOps, method, "")
-	if !ok {
-		return Operation{}, false
-	}
-	return e.op.clone(), true
+	return lookupOp(m.mcpOps, method, "")
 }
 
 // MCPMethods returns every mcp.methods row in file order.
@@ -294,11 +295,7 @@ func (m *Map) MCPMethods() []Operation { return cloneOps(m.mcpOps) }
 
 // MCPTaskMethod returns the mcp.tasks.methods row naming method.
 func (m *Map) MCPTaskMethod(method string) (Operation, bool) {
-	e, ok := findOp(m.taskOps, method, "")
-	if !ok {
-		return Operation{}, false
-	}
-	return e.op.clone(), true
+	return lookupOp(m.taskOps, method, "")
 }
 
 // MCPTaskMethods returns every mcp.tasks.methods row in file order.
