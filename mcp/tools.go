@@ -16,6 +16,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/wopinterop/wopinterop/internal/schemacheck"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -444,38 +445,19 @@ func compileSchema(doc json.RawMessage) (*jsonschema.Schema, error) {
 // run exists (RULES R107). The refusal names the first failing location
 // and keyword, never a schema URL.
 func validateArguments(sch *jsonschema.Schema, args json.RawMessage) *rpcError {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
+	f := schemacheck.Check(sch, args)
+	switch {
+	case f == nil:
+		return nil
+	case f.Malformed:
 		return errInvalidParams("Invalid params: arguments are not valid JSON")
 	}
-	err = sch.Validate(v)
-	if err == nil {
-		return nil
-	}
-	field, reason := "arguments", "does not match the input schema"
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
-		for len(ve.Causes) > 0 {
-			ve = ve.Causes[0]
-		}
-		field += jsonPointer(ve.InstanceLocation)
-		only := &jsonschema.ValidationError{ErrorKind: ve.ErrorKind}
-		if out := only.BasicOutput(); out != nil && out.Error != nil {
-			reason = out.Error.String()
-		}
+	reason := f.Reason
+	if reason == "" {
+		reason = "does not match the input schema"
 	}
 	return errInvalidParams("Invalid params: arguments do not match the tool's input schema").withData(struct {
 		Field  string `json:"field"`
 		Reason string `json:"reason"`
-	}{field, reason})
-}
-
-func jsonPointer(tokens []string) string {
-	var b strings.Builder
-	for _, tok := range tokens {
-		b.WriteByte('/')
-		tok = strings.ReplaceAll(tok, "~", "~0")
-		b.WriteString(strings.ReplaceAll(tok, "/", "~1"))
-	}
-	return b.String()
+	}{"arguments" + f.Pointer, reason})
 }

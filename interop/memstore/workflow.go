@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/wopinterop/wopinterop/internal/schemacheck"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -172,47 +172,14 @@ func compileSchema(url string, doc json.RawMessage) (*jsonschema.Schema, error) 
 // an *interop.InputError whose Field is field plus the JSON pointer of the
 // offending value ("inputs/delayMs").
 func validateJSON(schema *jsonschema.Schema, field string, doc json.RawMessage) error {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return &interop.InputError{Field: field, Reason: "not a valid JSON document"}
-	}
-	err = schema.Validate(v)
-	if err == nil {
+	f := schemacheck.Check(schema, doc)
+	switch {
+	case f == nil:
 		return nil
+	case f.Malformed:
+		return &interop.InputError{Field: field, Reason: "not a valid JSON document"}
+	case f.Reason == "":
+		return &interop.InputError{Field: field + f.Pointer, Reason: "does not match the schema"}
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return &interop.InputError{Field: field, Reason: "does not match the schema"}
-	}
-	leaf := firstLeaf(ve)
-	return &interop.InputError{Field: field + jsonPointer(leaf.InstanceLocation), Reason: leafReason(leaf)}
-}
-
-// firstLeaf follows the first cause down to a concrete keyword failure.
-func firstLeaf(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
-	return ve
-}
-
-// leafReason is the library's English text for one keyword failure
-// ("maximum: got 700000, want 600000"), without schema URLs or locations.
-func leafReason(leaf *jsonschema.ValidationError) string {
-	only := &jsonschema.ValidationError{ErrorKind: leaf.ErrorKind}
-	out := only.BasicOutput()
-	if out != nil && out.Error != nil {
-		return out.Error.String()
-	}
-	return "does not match the schema"
-}
-
-func jsonPointer(tokens []string) string {
-	var b strings.Builder
-	for _, tok := range tokens {
-		b.WriteByte('/')
-		tok = strings.ReplaceAll(tok, "~", "~0")
-		b.WriteString(strings.ReplaceAll(tok, "/", "~1"))
-	}
-	return b.String()
+	return &interop.InputError{Field: field + f.Pointer, Reason: f.Reason}
 }

@@ -1,0 +1,45 @@
+package schemacheck
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+func compile(t *testing.T, schema string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("mem://s.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("mem://s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestCheck(t *testing.T) {
+	s := compile(t, `{"type":"object","properties":{"delayMs":{"type":"integer","maximum":600000},"a/b~c":{"type":"string"}},"additionalProperties":false}`)
+	if f := Check(s, []byte(`{"delayMs":5}`)); f != nil {
+		t.Fatalf("valid document refused: %+v", f)
+	}
+	if f := Check(s, []byte(`{"delayMs":`)); f == nil || !f.Malformed {
+		t.Fatalf("malformed: %+v", f)
+	}
+	f := Check(s, []byte(`{"delayMs":700000}`))
+	if f == nil || f.Malformed || f.Pointer != "/delayMs" || !strings.Contains(f.Reason, "maximum") || strings.Contains(f.Reason, "mem://") {
+		t.Fatalf("maximum: %+v", f)
+	}
+	if f := Check(s, []byte(`{"a/b~c":1}`)); f == nil || f.Pointer != "/a~1b~0c" {
+		t.Fatalf("escaped pointer: %+v", f)
+	}
+	if f := Check(s, []byte(`[]`)); f == nil || f.Pointer != "" || f.Reason == "" {
+		t.Fatalf("document-level failure: %+v", f)
+	}
+}
