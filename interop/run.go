@@ -194,6 +194,14 @@ type Message struct {
 	Role     MessageRole
 	Parts    []Part
 	Metadata map[string]any
+	// ReferenceTaskIDs are the task ids the sender referred to (A2A
+	// Message.referenceTaskIds), kept exactly as sent. They are hints: the
+	// library never reads the runs they name, and a host must not treat
+	// them as access to those runs (OpenWOP interop §What stays opaque).
+	ReferenceTaskIDs []string
+	// Extensions are the extension URIs the sender declared for this
+	// message (A2A Message.extensions), opaque and kept exactly as sent.
+	Extensions []string
 }
 
 // TraceContext is a W3C trace context passed to a run. It is propagated,
@@ -266,6 +274,15 @@ type Workflow struct {
 	// InputSchema is the JSON Schema of the run inputs (an object schema).
 	InputSchema json.RawMessage
 	Tags        []string
+	// InputModes are the media types the workflow accepts in the parts of
+	// a message that starts or continues it (an A2A skill's inputModes).
+	// Empty means the surface's defaults.
+	InputModes []string
+	// OutputModes are the media types the workflow's artifacts and output
+	// come in (an A2A skill's outputModes). A peer whose accepted output
+	// modes exclude all of them is refused before any run exists. Empty
+	// means the surface's defaults.
+	OutputModes []string
 	// TaskSupport says whether an MCP tools/call of the workflow may or must
 	// be answered with a task of the io.modelcontextprotocol/tasks
 	// extension (the tool's execution.taskSupport): "" or [TaskOptional]
@@ -290,6 +307,16 @@ type Agent struct {
 	PackVersion string
 	Label       string
 	Description string
-	// Workflows are the ids of the workflows routed to the agent.
+	// Workflows are the ids of the workflows routed to the agent. The
+	// first is the agent's default: a per-agent A2A message that names no
+	// skill starts it.
 	Workflows []string
+	// Pack is the id of the agent pack the persona comes from, e.g.
+	// "core.conformance.agent-pack". It may be shown to the caller.
+	Pack string
+	// SystemPrompt and HandoffSchemas are host-private parts of the agent
+	// definition. The library never publishes them: no card, skill or
+	// response carries them (OpenWOP interop §Per-agent cards).
+	SystemPrompt   string
+	HandoffSchemas json.RawMessage
 }

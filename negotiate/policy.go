@@ -240,6 +240,20 @@ func (p *Policy) Inbound(requested string, peer Peer) Decision {
 	return d.accept(p.preferred, ReasonOK)
 }
 
+// Unauthenticated is the decision for an inbound request refused because
+// it carries no valid credential: refused, reason unauthenticated, with the
+// version the peer named (when well formed) as Requested. The exchange is
+// still recorded before the 401 (RULES R17, R25, R26), so a peer that
+// never authenticates leaves an audit trail of what it asked for.
+func (p *Policy) Unauthenticated(requested string, peer Peer) Decision {
+	d := p.decision(peer)
+	d.RequestedRaw = requested
+	if v, ok := normalize(p.protocol, requested); ok {
+		d.Requested = v
+	}
+	return d.refuse(ReasonUnauthenticated)
+}
+
 func (p *Policy) headerlessMCP(d Decision) Decision {
 	best := ""
 	for _, v := range p.offered {

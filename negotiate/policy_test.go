@@ -132,6 +132,33 @@ func TestInboundMCP(t *testing.T) {
 	}
 }
 
+func TestUnauthenticated(t *testing.T) {
+	a2a := a2aPolicy(t, true)
+	mcp := mcpPolicy(t, []string{"2026-07-28"}, "2026-07-28", false)
+	cases := []struct {
+		name      string
+		policy    *Policy
+		requested string
+		want      want
+	}{
+		{"a2a preferred named", a2a, "1.0", want{Refused, ReasonUnauthenticated, "", "1.0"}},
+		{"a2a patch dropped", a2a, "1.0.1", want{Refused, ReasonUnauthenticated, "", "1.0"}},
+		{"a2a none named", a2a, "", want{Refused, ReasonUnauthenticated, "", ""}},
+		{"a2a malformed never copied", a2a, "peer.example", want{Refused, ReasonUnauthenticated, "", ""}},
+		{"mcp current", mcp, "2026-07-28", want{Refused, ReasonUnauthenticated, "", "2026-07-28"}},
+		{"mcp below floor is still unauthenticated", mcp, "2025-11-25", want{Refused, ReasonUnauthenticated, "", "2025-11-25"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.policy.Unauthenticated(c.requested, Peer{Origin: "https://peer.example"})
+			check(t, d, c.want)
+			if d.RequestedRaw != c.requested || d.Floor != c.policy.Floor() || d.PeerDigest != PeerDigest("https://peer.example") {
+				t.Errorf("RequestedRaw/Floor/PeerDigest = %q/%q/%q", d.RequestedRaw, d.Floor, d.PeerDigest)
+			}
+		})
+	}
+}
+
 func TestOutbound(t *testing.T) {
 	authed := Peer{Authenticated: true, Origin: "https://remote.example"}
 	anon := Peer{Origin: "https://remote.example"}

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ func (s *Store) AddAgent(tenant string, a interop.Agent) error {
 		return errors.New("memstore: add agent: id is empty")
 	}
 	a.Workflows = slices.Clone(a.Workflows)
+	a.HandoffSchemas = bytes.Clone(a.HandoffSchemas)
 	t := s.tenantForWrite(tenant)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -46,6 +48,7 @@ func (s *Store) ListAgents(ctx context.Context, sub interop.Subject) ([]interop.
 	out := make([]interop.Agent, len(t.agents))
 	for i, a := range t.agents {
 		a.Workflows = slices.Clone(a.Workflows)
+		a.HandoffSchemas = bytes.Clone(a.HandoffSchemas)
 		out[i] = a
 	}
 	return out, nil

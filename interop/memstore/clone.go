@@ -35,9 +35,14 @@ func (z *cloneSizes) addRun(r *interop.Run) {
 	}
 	z.messages += len(r.Messages)
 	for i := range r.Messages {
-		z.addParts(r.Messages[i].Parts)
+		z.addMessage(&r.Messages[i])
 	}
 	z.bytes += len(r.Output)
+}
+
+func (z *cloneSizes) addMessage(m *interop.Message) {
+	z.addParts(m.Parts)
+	z.strs += len(m.ReferenceTaskIDs) + len(m.Extensions)
 }
 
 func (z *cloneSizes) addInterrupt(in *interop.Interrupt) {
@@ -159,6 +164,8 @@ func (a *arena) cloneArtifact(x interop.Artifact) interop.Artifact {
 func (a *arena) cloneMessage(m interop.Message) interop.Message {
 	m.Parts = a.cloneParts(m.Parts)
 	m.Metadata = cloneJSONMap(m.Metadata)
+	m.ReferenceTaskIDs = a.cloneStrs(m.ReferenceTaskIDs)
+	m.Extensions = a.cloneStrs(m.Extensions)
 	return m
 }
 
@@ -218,7 +225,7 @@ func cloneArtifact(x interop.Artifact) interop.Artifact {
 
 func cloneMessage(m interop.Message) interop.Message {
 	var z cloneSizes
-	z.addParts(m.Parts)
+	z.addMessage(&m)
 	a := newArena(z)
 	return a.cloneMessage(m)
 }
