@@ -139,7 +139,7 @@ func TestRunPathRefusals(t *testing.T) {
 		{"bare opaque id", "/runs/" + opaque, acmeKey, 400, codeValidation, "runId"},
 		{"not an id", "/runs/nope", acmeKey, 400, codeValidation, "runId"},
 		{"double-encoded slash", "/runs/acme%252F" + opaque, acmeKey, 400, codeValidation, "runId"},
-		{"broken projection", "/runs/acme~2" + opaque, acmeKey, 400, codeValidation, "runId"},
+		{"broken projection", "/runs/acme~2Z" + opaque, acmeKey, 400, codeValidation, "runId"}, // "~2" then a non-hex digit
 		{"short opaque", "/runs/acme~2Fabc", acmeKey, 400, codeValidation, "runId"},
 		{"unknown id", projected("acme/" + strings.Repeat("A", 26)), acmeKey, 404, codeNotFound, ""},
 		// globex naming acme's opaque under its own tenant finds nothing:
