@@ -411,14 +411,15 @@ func (s *Server) statusUpdate(run *interop.Run) (*wire.TaskStatusUpdateEvent, er
 	return &box.ev, nil
 }
 
-// artifactUpdate projects one artifact.published chunk; append and
-// lastChunk say how it joins earlier chunks of the same artifactId.
-func artifactUpdate(run *interop.Run, ev *interop.RunEvent) *wire.TaskArtifactUpdateEvent {
+// artifactUpdate projects the chunk an artifact.created event carries;
+// append and lastChunk say how it joins earlier chunks of the same
+// artifactId.
+func artifactUpdate(run *interop.Run, c *interop.ArtifactChunk) *wire.TaskArtifactUpdateEvent {
 	return &wire.TaskArtifactUpdateEvent{
 		TaskID:    wire.TaskID(run.ID),
 		ContextID: contextOf(run),
-		Artifact:  wireArtifact(ev.Artifact),
-		Append:    ev.Append,
-		LastChunk: ev.LastChunk,
+		Artifact:  wireArtifact(&c.Artifact),
+		Append:    c.Append,
+		LastChunk: c.LastChunk,
 	}
 }

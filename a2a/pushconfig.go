@@ -213,8 +213,8 @@ func (s *Server) registerInline(ctx context.Context, c *call, run *interop.Run, 
 func (s *Server) pushEvents(ctx context.Context, sub interop.Subject, task push.TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {
 	run := interop.Run{ID: task.ID, ContextID: task.ContextID}
 	var out []wire.Event
-	if ev.Type == interop.EventArtifactPublished && ev.Artifact != nil {
-		out = append(out, artifactUpdate(&run, ev))
+	if ev.Chunk != nil {
+		out = append(out, artifactUpdate(&run, ev.Chunk))
 	}
 	if ev.Status != prev {
 		upd, err := s.statusAt(ctx, &call{subject: sub}, &run, ev)

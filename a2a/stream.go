@@ -16,7 +16,7 @@ import (
 
 // follow returns the stream of run from the state it is in: the Task
 // first, then one statusUpdate per status change and one artifactUpdate
-// per artifact.published chunk, ending after the terminal statusUpdate, or
+// per artifact.created chunk, ending after the terminal statusUpdate, or
 // after an interrupted one when stopAtInterrupt (SendStreamingMessage).
 // Other log entries (audit records, interrupt bookkeeping that leaves the
 // status as it was) produce nothing: a stream never carries agent.*,
@@ -52,8 +52,8 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 				}
 				return
 			}
-			if ev.Type == interop.EventArtifactPublished && ev.Artifact != nil {
-				if !yield(artifactUpdate(&run, &ev), nil) {
+			if ev.Chunk != nil {
+				if !yield(artifactUpdate(&run, ev.Chunk), nil) {
 					return
 				}
 			}
@@ -84,7 +84,7 @@ func (s *Server) statusAt(ctx context.Context, c *call, run *interop.Run, ev *in
 		ID:        run.ID,
 		ContextID: run.ContextID,
 		Status:    ev.Status,
-		StatusAt:  ev.At,
+		StatusAt:  ev.Timestamp,
 	}
 	if ev.Status.Suspended() || ev.Status == interop.StatusFailed {
 		now, err := s.cfg.Store.GetRun(ctx, c.subject, run.ID)
@@ -92,8 +92,14 @@ func (s *Server) statusAt(ctx context.Context, c *call, run *interop.Run, ev *in
 			return nil, s.taskRefusal(ctx, "GetRun", err)
 		}
 		at.FailureMessage = now.FailureMessage
+		// node.suspended names the interrupt it opened; any other event
+		// that left the run suspended takes the first open one.
+		var opened interop.NodeSuspended
+		if ev.Type == interop.EventNodeSuspended {
+			_ = ev.DecodePayload(&opened)
+		}
 		for _, in := range now.Interrupts {
-			if in.ID == ev.InterruptID || ev.InterruptID == "" {
+			if in.ID == opened.InterruptID || opened.InterruptID == "" {
 				at.Interrupts = []interop.Interrupt{in}
 				break
 			}

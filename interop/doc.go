@@ -37,6 +37,17 @@
 //     event and created no run.
 //   - Ordered watch. WatchRun yields every event after the given sequence, in
 //     sequence order, without gaps, and ends after the terminal event.
+//   - Event documents. Every event is an OpenWOP RunEventDoc
+//     (run-event.schema.json): [RunEvent]'s JSON form is the document —
+//     eventId, runId, sequence from 0, type, timestamp, schemaVersion and
+//     the type's registered payload (run.started {workflowId, transport},
+//     node.suspended {nodeId, interruptId}, run.failed {error: {code,
+//     message}}, run.completed {outputs}, run.cancelled {reason}, …). Types
+//     are registered ones or vendor "<org>.<name>" types, never a made-up
+//     name in a registered namespace such as "run.cancelling";
+//     [RunEvent.Validate] checks a document. The store also fills Status
+//     (and Chunk on artifact.created), which the library reads but which
+//     are not part of the document.
 //   - Stable listing. ListRuns orders by status timestamp, newest first, with
 //     the run id as tie-breaker, and its cursors stay valid while runs change.
 //

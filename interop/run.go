@@ -242,6 +242,10 @@ type Run struct {
 	// FailureMessage is a short, safe explanation of a failed run. It never
 	// carries stack traces, provider bodies or credentials.
 	FailureMessage string
+	// FailureCode classifies a failed run: a registered OpenWOP error code
+	// (errors.json, e.g. "internal_error") or a vendor code "<org>.<name>".
+	// It is run.failed's error.code and RunSnapshot.error.code.
+	FailureCode string
 	// Fault marks a failed run whose failure lies in the host rather than
 	// in the work: the engine or its infrastructure could not carry the
 	// run out (a lost worker, a storage fault), as opposed to a workflow

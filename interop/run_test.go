@@ -77,7 +77,7 @@ func TestRunEventTerminal(t *testing.T) {
 			t.Errorf("%s not terminal", typ)
 		}
 	}
-	for _, typ := range []EventType{EventRunStarted, EventRunCancelling, EventNodeSuspended, EventNegotiationDecided} {
+	for _, typ := range []EventType{EventRunStarted, EventArtifactCreated, EventNodeSuspended, EventNegotiationDecided} {
 		if (RunEvent{Type: typ}).Terminal() {
 			t.Errorf("%s terminal", typ)
 		}

@@ -1,8 +1,10 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"time"
 )
@@ -131,49 +133,192 @@ type ResolveRequest struct {
 	Message *Message
 }
 
-// EventType names a run event.
+// EventType names a run event: a type registered by OpenWOP (RFC 0171 §A.1,
+// run-event.schema.json) or a vendor type "<org>.<name>". See
+// [EventType.Registered] and [EventType.Valid].
 type EventType string
 
-// Run event types the library reads or writes.
+// Registered run event types the library and the embedded host read or
+// write. Each has a registered payload (run-event-payloads.schema.json);
+// the payload types below mirror the members the library uses.
 const (
-	EventRunStarted         EventType = "run.started"
-	EventNodeSuspended      EventType = "node.suspended"
-	EventInterruptResolved  EventType = "interrupt.resolved"
-	EventArtifactPublished  EventType = "artifact.published"
-	EventInputReceived      EventType = "input.received"
-	EventRunCancelling      EventType = "run.cancelling"
-	EventRunCompleted       EventType = "run.completed"
-	EventRunFailed          EventType = "run.failed"
-	EventRunCancelled       EventType = "run.cancelled"
+	EventRunStarted         EventType = "run.started"        // payload [RunStarted]
+	EventNodeSuspended      EventType = "node.suspended"     // payload [NodeSuspended]
+	EventInterruptResolved  EventType = "interrupt.resolved" // payload [InterruptResolved]
+	EventArtifactCreated    EventType = "artifact.created"   // payload [ArtifactCreated]
+	EventRunCompleted       EventType = "run.completed"      // payload [RunCompleted]
+	EventRunFailed          EventType = "run.failed"         // payload [RunFailed]
+	EventRunCancelled       EventType = "run.cancelled"      // payload [RunCancelled]
 	EventNegotiationDecided EventType = "negotiation.decided"
 )
 
-// RunEvent is one entry of a run's event log.
+// SchemaVersion is the RunEventDoc schemaVersion of the payload shapes in
+// this package.
+const SchemaVersion = 1
+
+// RunEvent is one entry of a run's event log: the OpenWOP RunEventDoc
+// (run-event.schema.json, RFC 0171 §A). Its JSON form is exactly the
+// document — eventId, runId, sequence (the first event is 0), type,
+// timestamp, schemaVersion, the type-specific payload, and nodeId /
+// causationId when set — so a host can store and serve it as is.
+//
+// Status and Chunk are not part of the document: they are what the library
+// needs alongside it, and the store fills them on every event it yields.
 type RunEvent struct {
-	RunID    string
-	Sequence int64
-	Type     EventType
-	At       time.Time
-	// Status is the run's status after this event.
-	Status RunStatus
-	// InterruptID is set on node.suspended and interrupt.resolved.
-	InterruptID string
-	// Artifact is set on artifact.published; Append and LastChunk describe
-	// how the chunk joins earlier chunks of the same artifact id.
-	Artifact  *Artifact
+	// EventID is unique per event, 16–128 characters of [A-Za-z0-9._~-];
+	// the store mints it.
+	EventID string `json:"eventId"`
+	// RunID is the tenant-bound id of the run the event belongs to.
+	RunID string `json:"runId"`
+	// Sequence orders a run's events: 0, 1, 2, … without gaps.
+	Sequence int64 `json:"sequence"`
+	// Type is a registered type or a vendor type (see [EventType.Valid]).
+	Type EventType `json:"type"`
+	// NodeID is set on node-scoped events (node.suspended,
+	// interrupt.resolved, artifact.created of a node).
+	NodeID string `json:"nodeId,omitempty"`
+	// Timestamp is when the event was appended.
+	Timestamp time.Time `json:"timestamp"`
+	// SchemaVersion is the payload's schema version, at least 1.
+	SchemaVersion int `json:"schemaVersion"`
+	// CausationID optionally names the event that caused this one.
+	CausationID string `json:"causationId,omitempty"`
+	// Payload is the type's payload: a JSON object for every registered
+	// type the library writes. Build it with [NewRunEvent].
+	Payload json.RawMessage `json:"payload"`
+
+	// Status is the run's status after this event. Not part of the
+	// document: the library follows a run's status through its watch.
+	Status RunStatus `json:"-"`
+	// Chunk is the content an artifact.created event adds (the A2A
+	// artifactUpdate of a stream or a push). Not part of the document,
+	// whose artifact.created payload names the artifact but not its parts.
+	Chunk *ArtifactChunk `json:"-"`
+}
+
+// ArtifactChunk is the content an artifact.created event adds to a run's
+// artifact: the whole artifact, or with Append one more chunk of it.
+type ArtifactChunk struct {
+	Artifact Artifact
+	// Append adds Artifact.Parts to the artifact of the same id instead of
+	// replacing it; LastChunk says no chunk of it follows.
 	Append    bool
 	LastChunk bool
-	// Transport is set on run.started.
-	Transport Transport
-	// Reason is set on run.cancelled, run.cancelling and run.failed.
-	Reason string
-	// Payload carries the body of audit events such as negotiation.decided.
-	Payload json.RawMessage
 }
 
 // Terminal reports whether e ends the run.
 func (e RunEvent) Terminal() bool {
 	return e.Type == EventRunCompleted || e.Type == EventRunFailed || e.Type == EventRunCancelled
+}
+
+// DecodePayload decodes e.Payload into v, one of the payload types of this
+// package (or the host's own for a vendor type).
+func (e RunEvent) DecodePayload(v any) error {
+	if err := json.Unmarshal(e.Payload, v); err != nil {
+		return fmt.Errorf("interop: %s payload: %w", e.Type, err)
+	}
+	return nil
+}
+
+// NewRunEvent returns an event of type typ whose payload is the JSON
+// encoding of payload, at SchemaVersion. The store assigns EventID, RunID,
+// Sequence, Timestamp and Status when it appends it.
+func NewRunEvent(typ EventType, payload any) (RunEvent, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return RunEvent{}, fmt.Errorf("interop: %s payload: %w", typ, err)
+	}
+	return RunEvent{Type: typ, Payload: b, SchemaVersion: SchemaVersion}, nil
+}
+
+// Payloads of the registered types the library writes or reads
+// (run-event-payloads.schema.json). Members the library has no use for are
+// left out; a host may write them, and the payload objects are closed
+// upstream, so keys outside a type's registered members must use the
+// "x-" / "vendor." / "openwop-" extension prefixes (RFC 0185 §B).
+
+// RunStarted is the payload of run.started.
+type RunStarted struct {
+	WorkflowID string `json:"workflowId"`
+	// Inputs are the caller's run inputs (a JSON object), when recorded.
+	Inputs    json.RawMessage `json:"inputs,omitempty"`
+	Transport Transport       `json:"transport,omitempty"`
+}
+
+// RunCompleted is the payload of run.completed. Outputs is required: {}
+// when the run produced none.
+type RunCompleted struct {
+	Outputs json.RawMessage `json:"outputs"`
+}
+
+// RunFailed is the payload of run.failed.
+type RunFailed struct {
+	Error EventError `json:"error"`
+}
+
+// EventError is the error object of run.failed (and RunSnapshot.error): a
+// registered OpenWOP error code (errors.json) or a vendor code
+// "<org>.<name>", and a safe, non-empty message.
+type EventError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// RunCancelled is the payload of run.cancelled. Reason is e.g.
+// "mcp-request-cancelled" when the MCP request that owned the run went
+// away before its answer (RFC 0198).
+type RunCancelled struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// NodeSuspended is the payload of node.suspended: the node and the
+// interrupt it opened. InterruptID is the key of MCP inputRequests.
+type NodeSuspended struct {
+	NodeID      string        `json:"nodeId"`
+	InterruptID string        `json:"interruptId"`
+	Kind        InterruptKind `json:"kind,omitempty"`
+	Key         string        `json:"key,omitempty"`
+}
+
+// InterruptResolved is the payload of interrupt.resolved. Reason (1–64
+// characters) says why it closed without an answer, e.g. "withdrawn";
+// Action is the approval action applied, when there was one.
+type InterruptResolved struct {
+	NodeID      string        `json:"nodeId"`
+	InterruptID string        `json:"interruptId"`
+	Kind        InterruptKind `json:"kind,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	Action      string        `json:"action,omitempty"`
+}
+
+// ArtifactCreated is the payload of artifact.created: the artifact's id and
+// type, and its name as the summary. Registered says whether the type is a
+// registered artifact type whose schema validated the payload (RFC 0071);
+// absent means registered.
+type ArtifactCreated struct {
+	ArtifactID   string `json:"artifactId"`
+	ArtifactType string `json:"artifactType"`
+	NodeID       string `json:"nodeId,omitempty"`
+	Summary      string `json:"summary,omitempty"`
+	Registered   *bool  `json:"registered,omitempty"`
+}
+
+// OutputsOf is a run's output as the outputs object of run.completed and
+// RunSnapshot.outputs, which upstream types as an object of named output
+// ports: output itself when it is a JSON object, {} when there is none,
+// and {"result": output} for any other JSON value.
+func OutputsOf(output json.RawMessage) json.RawMessage {
+	p := bytes.TrimSpace(output)
+	switch {
+	case len(p) == 0:
+		return json.RawMessage(`{}`)
+	case p[0] == '{':
+		return p
+	}
+	out := make([]byte, 0, len(p)+len(`{"result":}`))
+	out = append(out, `{"result":`...)
+	out = append(out, p...)
+	return append(out, '}')
 }
 
 // Delivery is the class of a host event.
@@ -200,8 +345,9 @@ type HostEvent struct {
 // audits and push dead letters. The host owns where they are kept.
 type EventSink interface {
 	// AppendRunEvent appends an audit event to a run's log. The library
-	// calls it only for runs the caller could read. Type and Payload are set;
-	// the sink assigns Sequence and keeps the run's status. A sink whose log
+	// calls it only for runs the caller could read. Type, Payload,
+	// SchemaVersion and Timestamp are set; the sink assigns EventID, RunID
+	// and Sequence, and keeps the run's status. A sink whose log
 	// ends at the terminal event returns ErrRunTerminal for a finished run;
 	// the library then records the event as a host event of the run's
 	// tenant instead.
@@ -210,6 +356,22 @@ type EventSink interface {
 	// An empty tenant is an unauthenticated exchange: the event is kept but
 	// delivered to no subscriber (RULES R26).
 	PublishHostEvent(ctx context.Context, tenant string, ev HostEvent) error
+}
+
+// HostEventFeed is the subscription side of a host's events (GET
+// /host/events), optional for the library, which only publishes through
+// [EventSink]; the conformance kit checks a store that implements it.
+// Delivery is tenant-isolated and an event naming a workspace goes only to
+// subscribers of that workspace: a tenant-wide subscriber (workspace "")
+// receives only the tenant's events that name no workspace (events.md
+// §Host events, invariant host-event-tenant-isolation).
+type HostEventFeed interface {
+	// SubscribeHostEvents starts a subscription for tenant and workspace
+	// ("" = tenant-wide) that lasts until ctx is done. The sequence yields
+	// the retained durable events after lastEventID ("" = none), then
+	// every new durable and ephemeral event the subscriber may see, in
+	// publication order, until ctx is done.
+	SubscribeHostEvents(ctx context.Context, tenant, workspace, lastEventID string) iter.Seq[HostEvent]
 }
 
 // AgentInventory is optionally implemented by hosts that have agents.

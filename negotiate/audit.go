@@ -151,9 +151,10 @@ func (a *Auditor) deliver(ctx context.Context, d Decision, scope Scope) error {
 	payload := d.Record()
 	if scope.RunID != "" {
 		err := a.sink.AppendRunEvent(ctx, scope.RunID, interop.RunEvent{
-			Type:    interop.EventNegotiationDecided,
-			At:      d.At,
-			Payload: payload,
+			Type:          interop.EventNegotiationDecided,
+			Timestamp:     d.At,
+			SchemaVersion: interop.SchemaVersion,
+			Payload:       payload,
 		})
 		// A finished run's log ends with its terminal event; the record
 		// then belongs to the tenant's host events instead of being lost.

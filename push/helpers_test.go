@@ -323,19 +323,19 @@ func testState(st interop.RunStatus) wire.TaskState {
 func testProjector() Projector {
 	return ProjectorFunc(func(_ context.Context, _ interop.Subject, task TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {
 		var out []wire.Event
-		if ev.Type == interop.EventArtifactPublished && ev.Artifact != nil {
-			parts := make(wire.ContentParts, 0, len(ev.Artifact.Parts))
-			for _, p := range ev.Artifact.Parts {
+		if c := ev.Chunk; c != nil {
+			parts := make(wire.ContentParts, 0, len(c.Artifact.Parts))
+			for _, p := range c.Artifact.Parts {
 				parts = append(parts, wire.NewTextPart(p.Text))
 			}
 			out = append(out, &wire.TaskArtifactUpdateEvent{
 				TaskID: wire.TaskID(task.ID), ContextID: task.ContextID,
-				Artifact: &wire.Artifact{ID: wire.ArtifactID(ev.Artifact.ID), Parts: parts},
-				Append:   ev.Append, LastChunk: ev.LastChunk,
+				Artifact: &wire.Artifact{ID: wire.ArtifactID(c.Artifact.ID), Parts: parts},
+				Append:   c.Append, LastChunk: c.LastChunk,
 			})
 		}
 		if ev.Status != prev {
-			at := ev.At.UTC()
+			at := ev.Timestamp.UTC()
 			out = append(out, &wire.TaskStatusUpdateEvent{
 				TaskID: wire.TaskID(task.ID), ContextID: task.ContextID,
 				Status: wire.TaskStatus{State: testState(ev.Status), Timestamp: &at},

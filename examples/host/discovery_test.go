@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -240,13 +241,19 @@ func TestPollGolden(t *testing.T) {
 	at := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
 	empty := pollOf(interop.Run{ID: "acme/RUN0000000000000000000001", Status: interop.StatusPending, LastSequence: -1}, nil)
 	run := interop.Run{ID: "acme/RUN0000000000000000000001", Status: interop.StatusCancelled, LastSequence: 4}
-	art := interop.Artifact{ID: "a1", Parts: []interop.Part{interop.TextPart("chunk")}}
+	doc := func(seq int64, typ interop.EventType, st interop.RunStatus, node, payload string) interop.RunEvent {
+		return interop.RunEvent{
+			EventID: fmt.Sprintf("evt-EVENT%021d", seq), RunID: run.ID, Sequence: seq, Type: typ, NodeID: node,
+			Timestamp: at.In(time.FixedZone("CEST", 2*3600)), SchemaVersion: 1, Payload: json.RawMessage(payload),
+			Status: st, // never encoded
+		}
+	}
 	full := pollOf(run, []interop.RunEvent{
-		{Sequence: 0, Type: interop.EventRunStarted, At: at, Status: interop.StatusRunning, Transport: interop.TransportREST},
-		{Sequence: 1, Type: interop.EventNodeSuspended, At: at, Status: interop.StatusWaitingApproval, InterruptID: "acme/INT0000000000000000000001"},
-		{Sequence: 2, Type: interop.EventArtifactPublished, At: at, Status: interop.StatusWaitingApproval, Artifact: &art, Append: true, LastChunk: true},
-		{Sequence: 3, Type: interop.EventNegotiationDecided, At: at, Status: interop.StatusWaitingApproval, Payload: json.RawMessage(`{"protocol":"a2a"}`)},
-		{Sequence: 4, Type: interop.EventRunCancelled, At: at, Status: interop.StatusCancelled, Reason: "demo over"},
+		doc(0, interop.EventRunStarted, interop.StatusRunning, "", `{"workflowId":"conformance-approval","transport":"rest"}`),
+		doc(1, interop.EventNodeSuspended, interop.StatusWaitingApproval, "approve", `{"nodeId":"approve","interruptId":"acme/INT0000000000000000000001","kind":"approval","key":"approval"}`),
+		doc(2, interop.EventArtifactCreated, interop.StatusWaitingApproval, "", `{"artifactId":"a1","artifactType":"artifact","registered":false}`),
+		doc(3, interop.EventNegotiationDecided, interop.StatusWaitingApproval, "", `{"protocol":"a2a","outcome":"accepted","at":"2026-10-05T12:00:00Z","version":"1.0","reason":"ok"}`),
+		doc(4, interop.EventRunCancelled, interop.StatusCancelled, "", `{"reason":"demo over"}`),
 	})
 	var all []byte
 	for _, v := range []pollView{empty, full} {

@@ -273,20 +273,36 @@ type snapshot struct {
 
 // poll is a decoded pollRunEvents answer.
 type poll struct {
-	RunID  string `json:"runId"`
-	Events []struct {
-		Sequence    int64           `json:"sequence"`
-		Type        string          `json:"type"`
-		At          string          `json:"at"`
-		Status      string          `json:"status"`
-		InterruptID string          `json:"interruptId"`
-		Reason      string          `json:"reason"`
-		Transport   string          `json:"transport"`
-		Artifact    json.RawMessage `json:"artifact"`
-	} `json:"events"`
-	LastSequence int64  `json:"lastSequence"`
-	Status       string `json:"status"`
-	IsTerminal   bool   `json:"isTerminal"`
+	RunID        string      `json:"runId"`
+	Events       []pollEvent `json:"events"`
+	LastSequence int64       `json:"lastSequence"`
+	Status       string      `json:"status"`
+	IsTerminal   bool        `json:"isTerminal"`
+}
+
+// pollEvent is one RunEventDoc of a poll answer.
+type pollEvent struct {
+	EventID       string          `json:"eventId"`
+	RunID         string          `json:"runId"`
+	Sequence      int64           `json:"sequence"`
+	Type          string          `json:"type"`
+	NodeID        string          `json:"nodeId"`
+	Timestamp     string          `json:"timestamp"`
+	SchemaVersion int             `json:"schemaVersion"`
+	Payload       json.RawMessage `json:"payload"`
+}
+
+// str is the string member key of the event's payload ("" when absent);
+// key may name a member of a nested object as "error.code".
+func (e pollEvent) str(key string) string {
+	var v any
+	_ = json.Unmarshal(e.Payload, &v)
+	for _, k := range strings.Split(key, ".") {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	s, _ := v.(string)
+	return s
 }
 
 // waitStatus long-polls the run's events until its status is one of want,

@@ -180,7 +180,7 @@ func TestGoMCPPeer(t *testing.T) {
 		t.Fatalf("approval run: %+v", runs.Runs)
 	}
 	events := decode[poll](t, h.get("/runs/"+strings.Replace(runs.Runs[0].RunID, "/", "~2F", 1)+"/events/poll?timeout=0", acmeKey))
-	if len(events.Events) == 0 || events.Events[0].Type != "run.started" || events.Events[0].Transport != "mcp" {
+	if len(events.Events) == 0 || events.Events[0].Type != "run.started" || events.Events[0].str("transport") != "mcp" {
 		t.Errorf("approval run events: %+v", events.Events)
 	}
 	t.Logf("approval: %d elicitation, %s", len(asked), text.Text)

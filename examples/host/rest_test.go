@@ -422,12 +422,12 @@ func TestCancelRun(t *testing.T) {
 	all := decode[poll](t, h.get(path+"/events/poll?timeout=0", acmeKey))
 	var reasons []string
 	for _, e := range all.Events {
-		if e.Type == "run.cancelling" {
-			reasons = append(reasons, e.Reason)
+		if e.Type == "run.cancelled" || e.Type == "wopinterop.cancel-requested" {
+			reasons = append(reasons, e.Type+": "+e.str("reason"))
 		}
 	}
-	if !slices.Equal(reasons, []string{"demo over"}) {
-		t.Errorf("run.cancelling reasons = %v", reasons)
+	if want := []string{"wopinterop.cancel-requested: demo over", "run.cancelled: demo over"}; !slices.Equal(reasons, want) {
+		t.Errorf("cancel reasons = %v, want %v", reasons, want)
 	}
 	wantError(t, h.post(path+"/cancel", acmeKey, ""), http.StatusConflict, codeRunTerminal)
 	if after := decode[poll](t, h.get(path+"/events/poll?timeout=0", acmeKey)); after.LastSequence != all.LastSequence {
@@ -539,15 +539,21 @@ func TestPollEvents(t *testing.T) {
 		if e.Sequence != int64(i) {
 			t.Errorf("event %d has sequence %d", i, e.Sequence)
 		}
-		if _, err := time.Parse(time.RFC3339Nano, e.At); err != nil {
-			t.Errorf("event %d at %q: %v", i, e.At, err)
+		if _, err := time.Parse(time.RFC3339Nano, e.Timestamp); err != nil || !strings.HasSuffix(e.Timestamp, "Z") {
+			t.Errorf("event %d timestamp %q (want RFC 3339 in UTC): %v", i, e.Timestamp, err)
+		}
+		if e.RunID != c.RunID || e.SchemaVersion != 1 || len(e.EventID) < 16 {
+			t.Errorf("event %d envelope: runId %q schemaVersion %d eventId %q", i, e.RunID, e.SchemaVersion, e.EventID)
 		}
 	}
-	if want := []string{"run.started", "artifact.published", "run.completed"}; !slices.Equal(types, want) {
+	if want := []string{"run.started", "artifact.created", "run.completed"}; !slices.Equal(types, want) {
 		t.Errorf("event types = %v, want %v", types, want)
 	}
-	if all.Events[0].Transport != "rest" || len(all.Events[1].Artifact) == 0 {
-		t.Errorf("run.started transport %q, artifact %s", all.Events[0].Transport, all.Events[1].Artifact)
+	if all.Events[0].str("transport") != "rest" || all.Events[0].str("workflowId") != memstore.FixtureNoop || all.Events[1].str("artifactId") != memstore.FixtureArtifactID {
+		t.Errorf("run.started payload %s, artifact.created payload %s", all.Events[0].Payload, all.Events[1].Payload)
+	}
+	if got := string(all.Events[2].Payload); got != `{"outputs":{"ok":true}}` {
+		t.Errorf("run.completed payload %s", got)
 	}
 	if all.RunID != c.RunID || all.LastSequence != 2 || all.Status != "completed" || !all.IsTerminal || p.LastSequence != 2 {
 		t.Errorf("poll = %+v", all)

@@ -74,7 +74,10 @@ type partView struct {
 	Filename  string           `json:"filename,omitempty"`
 }
 
+// runErrorView is RunSnapshot.error, the same error object as run.failed's
+// payload.
 type runErrorView struct {
+	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
@@ -100,15 +103,18 @@ func (l links) snapshot(run interop.Run) runSnapshot {
 	for _, a := range run.Artifacts {
 		s.Artifacts = append(s.Artifacts, artifactOf(a))
 	}
-	if run.Status == interop.StatusCompleted && len(run.Output) > 0 {
-		s.Outputs = run.Output
+	if run.Status == interop.StatusCompleted {
+		s.Outputs = interop.OutputsOf(run.Output)
 	}
 	if run.Status == interop.StatusFailed {
-		msg := run.FailureMessage
-		if msg == "" {
-			msg = "the run failed"
+		e := runErrorView{Code: run.FailureCode, Message: run.FailureMessage}
+		if e.Message == "" {
+			e.Message = "the run failed"
 		}
-		s.Error = &runErrorView{Message: msg}
+		if e.Code == "" {
+			e.Code = "internal_error"
+		}
+		s.Error = &e
 	}
 	return s
 }
@@ -144,47 +150,27 @@ type runListView struct {
 	NextCursor string        `json:"nextCursor,omitempty"`
 }
 
-// pollView answers pollRunEvents.
+// pollView answers pollRunEvents: the events are OpenWOP RunEventDocs,
+// exactly as the store keeps them (interop.RunEvent's JSON form).
 type pollView struct {
-	RunID        string            `json:"runId"`
-	Events       []eventView       `json:"events"`
-	LastSequence int64             `json:"lastSequence"`
-	Status       interop.RunStatus `json:"status"`
-	IsTerminal   bool              `json:"isTerminal"`
-}
-
-type eventView struct {
-	Sequence    int64             `json:"sequence"`
-	Type        interop.EventType `json:"type"`
-	At          time.Time         `json:"at"`
-	Status      interop.RunStatus `json:"status"`
-	InterruptID string            `json:"interruptId,omitempty"`
-	Artifact    *artifactView     `json:"artifact,omitempty"`
-	Append      bool              `json:"append,omitempty"`
-	LastChunk   bool              `json:"lastChunk,omitempty"`
-	Reason      string            `json:"reason,omitempty"`
-	Transport   interop.Transport `json:"transport,omitempty"`
-	Payload     json.RawMessage   `json:"payload,omitempty"`
+	RunID        string             `json:"runId"`
+	Events       []interop.RunEvent `json:"events"`
+	LastSequence int64              `json:"lastSequence"`
+	Status       interop.RunStatus  `json:"status"`
+	IsTerminal   bool               `json:"isTerminal"`
 }
 
 func pollOf(run interop.Run, events []interop.RunEvent) pollView {
 	v := pollView{
 		RunID:        run.ID,
-		Events:       make([]eventView, 0, len(events)),
+		Events:       make([]interop.RunEvent, len(events)),
 		LastSequence: run.LastSequence,
 		Status:       run.Status,
 		IsTerminal:   run.Status.Terminal(),
 	}
-	for _, e := range events {
-		ev := eventView{
-			Sequence: e.Sequence, Type: e.Type, At: e.At.UTC(), Status: e.Status,
-			InterruptID: e.InterruptID, Reason: e.Reason, Transport: e.Transport, Payload: e.Payload,
-		}
-		if e.Artifact != nil {
-			a := artifactOf(*e.Artifact)
-			ev.Artifact, ev.Append, ev.LastChunk = &a, e.Append, e.LastChunk
-		}
-		v.Events = append(v.Events, ev)
+	for i, e := range events {
+		e.Timestamp = e.Timestamp.UTC()
+		v.Events[i] = e
 	}
 	return v
 }

@@ -7,8 +7,10 @@ package sharedspec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -105,4 +107,104 @@ func JSON(t testing.TB, s string) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// RunEventValidator returns a check of one run event document against the
+// upstream OpenWOP schemas: the RunEventDoc envelope
+// (schemas/v2/run-event.schema.json, with ids.schema.json) and, for the
+// types the stored payload extract covers (extracts/run-event-payloads.extract.json,
+// its _typeIndex) and negotiation.decided (extracts/negotiationDecided.schema.json
+// plus RFC 0242's optional `requested`), the registered payload. The
+// extract's references to schemas shared/spec does not hold
+// (subject.schema.json, suspend-request.schema.json) get permissive
+// stand-ins; no payload the library writes uses them. It skips t when the
+// files are absent.
+func RunEventValidator(t testing.TB) func(doc []byte) error {
+	t.Helper()
+	const base = "https://openwop.dev/spec/v2/"
+	load := func(rel string) any {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(Read(t, rel)))
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		return v
+	}
+	ids := load("openwop-v2/schemas/v2/ids.schema.json")
+	envelope := load("openwop-v2/schemas/v2/run-event.schema.json")
+	// The vendor-type pattern starts with the lookahead (?!openwop\.),
+	// which Go's RE2 cannot compile: the pattern is checked without it and
+	// the reserved prefix separately below.
+	//
+	// The stored schema also states `type` as oneOf [registered enum,
+	// vendor pattern], yet every registered name matches the vendor pattern
+	// too, so oneOf refuses every registered type; the evident intent
+	// (RFC 0171 §A.1: registered or vendor) is anyOf, which is what is
+	// checked.
+	typeSchema := envelope.(map[string]any)["properties"].(map[string]any)["type"].(map[string]any)
+	alternatives := typeSchema["oneOf"].([]any)
+	delete(typeSchema, "oneOf")
+	typeSchema["anyOf"] = alternatives
+	vendor := alternatives[1].(map[string]any)
+	vendor["pattern"] = strings.Replace(vendor["pattern"].(string), `(?!openwop\.)`, "", 1)
+	payloads := load("openwop-v2/extracts/run-event-payloads.extract.json")
+	negotiation := load("openwop-v2/extracts/negotiationDecided.schema.json").(map[string]any)
+	delete(negotiation, "$id")
+	negotiation["properties"].(map[string]any)["requested"] = map[string]any{"type": "string"}
+
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	resources := map[string]any{
+		base + "ids.schema.json":                ids,
+		base + "run-event.schema.json":          envelope,
+		base + "run-event-payloads.schema.json": payloads,
+		base + "subject.schema.json":            map[string]any{},
+		base + "suspend-request.schema.json":    map[string]any{},
+		"mem://shared/negotiationDecided.json":  negotiation,
+	}
+	for url, doc := range resources {
+		if err := c.AddResource(url, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compile := func(url string) *jsonschema.Schema {
+		s, err := c.Compile(url)
+		if err != nil {
+			t.Fatalf("compile %s: %v", url, err)
+		}
+		return s
+	}
+	envelopeSchema := compile(base + "run-event.schema.json")
+	byType := map[string]*jsonschema.Schema{"negotiation.decided": compile("mem://shared/negotiationDecided.json")}
+	index := payloads.(map[string]any)["_typeIndex"].(map[string]any)["properties"].(map[string]any)
+	for typ, ref := range index {
+		byType[typ] = compile(base + "run-event-payloads.schema.json" + ref.(map[string]any)["$ref"].(string))
+	}
+	validate := func(s *jsonschema.Schema, doc []byte) error {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+		if err != nil {
+			return fmt.Errorf("not JSON: %w", err)
+		}
+		return s.Validate(v)
+	}
+	return func(doc []byte) error {
+		if err := validate(envelopeSchema, doc); err != nil {
+			return fmt.Errorf("envelope: %w", err)
+		}
+		var ev struct {
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(doc, &ev); err != nil {
+			return err
+		}
+		if strings.HasPrefix(ev.Type, "openwop.") {
+			return fmt.Errorf("event type %q uses the reserved openwop. prefix", ev.Type)
+		}
+		if s, ok := byType[ev.Type]; ok {
+			if err := validate(s, ev.Payload); err != nil {
+				return fmt.Errorf("%s payload: %w", ev.Type, err)
+			}
+		}
+		return nil
+	}
 }

@@ -84,7 +84,7 @@ func Checks() []Check {
 		},
 		{
 			Name:      "cancel",
-			Guarantee: "CancelRun moves a live run through cancelling to cancelled; on a terminal run it is ErrRunTerminal and appends nothing",
+			Guarantee: "CancelRun moves a live run through cancelling to cancelled, whose run.cancelled carries the reason; on a terminal run it is ErrRunTerminal and appends nothing",
 			Needs:     []Need{NeedCancellable, NeedNoop},
 			run:       checkCancel,
 		},
@@ -99,6 +99,12 @@ func Checks() []Check {
 			Guarantee: "a principal outside the interrupt's approvers is ErrNotEligible and changes nothing",
 			Needs:     []Need{NeedApproval, NeedNonApprover},
 			run:       checkResolveEligibility,
+		},
+		{
+			Name:      "event-documents",
+			Guarantee: "every event is an OpenWOP RunEventDoc: eventId, runId, sequence, timestamp, schemaVersion, a registered or vendor type, and the registered payload (run.started workflowId and transport, node.suspended and interrupt.resolved naming the node and interrupt, run.completed outputs, run.cancelled reason)",
+			Needs:     []Need{NeedNoop, NeedApproval, NeedCancellable},
+			run:       checkEventDocuments,
 		},
 		{
 			Name:      "watch",
@@ -116,6 +122,12 @@ func Checks() []Check {
 			Guarantee: "CreateRun with inputs the workflow refuses is ErrInvalidInput and creates no run",
 			Needs:     []Need{NeedCancellable},
 			run:       checkRefuseInvalidInputs,
+		},
+		{
+			Name:      "host-events",
+			Guarantee: "host events reach only subscribers of their tenant, an event naming a workspace only subscribers of that workspace (never tenant-wide ones), durable events resume after Last-Event-ID, ephemeral ones never replay",
+			Needs:     []Need{NeedTenantB, NeedHostEvents},
+			run:       checkHostEvents,
 		},
 		{
 			Name:      "refuse-bad-resolution",

@@ -49,17 +49,13 @@ func checkCancel(ctx context.Context, k *kit) error {
 	if err != nil {
 		return err
 	}
-	cancelling, cancelled := -1, -1
-	for i, ev := range log {
-		switch ev.Type {
-		case interop.EventRunCancelling:
-			cancelling = i
-		case interop.EventRunCancelled:
-			cancelled = i
-		}
+	last := log[len(log)-1]
+	if last.Type != interop.EventRunCancelled {
+		return fmt.Errorf("log of the cancelled run is %s, want it to end with run.cancelled", describe(log))
 	}
-	if cancelling < 0 || cancelled < cancelling {
-		return fmt.Errorf("log of the cancelled run is %s, want run.cancelling before run.cancelled", describe(log))
+	var p interop.RunCancelled
+	if err := last.DecodePayload(&p); err != nil || p.Reason != reason {
+		return fmt.Errorf("run.cancelled payload %s does not carry the reason %q given to CancelRun", last.Payload, reason)
 	}
 
 	// Refused on terminal runs, appending nothing: cancelled and completed.
@@ -129,8 +125,8 @@ func checkResolveAtMostOnce(ctx context.Context, k *kit) error {
 	for _, ev := range log {
 		if ev.Type == interop.EventInterruptResolved {
 			resolved++
-			if ev.InterruptID != in.ID {
-				return fmt.Errorf("interrupt.resolved event %d names interrupt %q, want %q", ev.Sequence, ev.InterruptID, in.ID)
+			if got := interruptOf(ev); got != in.ID {
+				return fmt.Errorf("interrupt.resolved event %d names interrupt %q, want %q", ev.Sequence, got, in.ID)
 			}
 		}
 	}

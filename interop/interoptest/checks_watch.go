@@ -1,6 +1,7 @@
 package interoptest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -140,7 +141,7 @@ func sameEvents(x, y []interop.RunEvent) bool {
 		return false
 	}
 	for i := range x {
-		if x[i].Sequence != y[i].Sequence || x[i].Type != y[i].Type || x[i].Status != y[i].Status || x[i].InterruptID != y[i].InterruptID {
+		if x[i].Sequence != y[i].Sequence || x[i].EventID != y[i].EventID || x[i].Type != y[i].Type || x[i].Status != y[i].Status || !bytes.Equal(x[i].Payload, y[i].Payload) {
 			return false
 		}
 	}

@@ -90,6 +90,7 @@ func memHarness(opts ...memstore.Option) interoptest.Harness {
 		Noop:        "conformance-noop",
 		Approval:    restrictedApproval,
 		Cancellable: "conformance-cancellable",
+		HostEvents:  true,
 	}
 }
 

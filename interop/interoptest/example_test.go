@@ -83,9 +83,11 @@ func ExampleCheck_Run() {
 	// cancel                   ok
 	// resolve-at-most-once     ok
 	// resolve-eligibility      skipped: needs [NonApprover]
+	// event-documents          ok
 	// watch                    ok
 	// refuse-unknown-workflow  ok
 	// refuse-invalid-inputs    ok
+	// host-events              skipped: needs [HostEvents]
 	// refuse-bad-resolution    ok
 }
 
@@ -104,8 +106,10 @@ func ExampleChecks() {
 	// cancel [Cancellable Noop]
 	// resolve-at-most-once [Approval]
 	// resolve-eligibility [Approval NonApprover]
+	// event-documents [Noop Approval Cancellable]
 	// watch [Approval TenantB]
 	// refuse-unknown-workflow []
 	// refuse-invalid-inputs [Cancellable]
+	// host-events [TenantB HostEvents]
 	// refuse-bad-resolution [Approval]
 }

@@ -58,6 +58,11 @@ type Harness struct {
 	// with ErrInvalidInput.
 	Cancellable string
 
+	// HostEvents says that the store NewStore returns also implements
+	// interop.EventSink and interop.HostEventFeed (the feed behind GET
+	// /host/events); it enables the host-events check.
+	HostEvents bool
+
 	// Timeout bounds one check in RunConformance; zero means
 	// DefaultTimeout.
 	Timeout time.Duration
@@ -75,6 +80,7 @@ const (
 	NeedNoop        Need = "Noop"
 	NeedApproval    Need = "Approval"
 	NeedCancellable Need = "Cancellable"
+	NeedHostEvents  Need = "HostEvents"
 )
 
 // Validate reports a harness that cannot run any check, or whose subjects
@@ -127,6 +133,8 @@ func (h Harness) has(n Need) bool {
 		return h.Approval != ""
 	case NeedCancellable:
 		return h.Cancellable != ""
+	case NeedHostEvents:
+		return h.HostEvents
 	}
 	return false
 }

@@ -373,3 +373,12 @@ func describe(evs []interop.RunEvent) string {
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
+
+// interruptOf is the interruptId an event's payload names, or "".
+func interruptOf(ev interop.RunEvent) string {
+	var p struct {
+		InterruptID string `json:"interruptId"`
+	}
+	_ = json.Unmarshal(ev.Payload, &p)
+	return p.InterruptID
+}

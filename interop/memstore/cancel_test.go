@@ -26,7 +26,7 @@ func TestCancelRunningRun(t *testing.T) {
 	}
 	evs := events(t, s, sub, run.ID)
 	checkSequences(t, run.ID, evs)
-	want := []interop.EventType{interop.EventRunStarted, interop.EventRunCancelling, interop.EventRunCancelled}
+	want := []interop.EventType{interop.EventRunStarted, EventCancelRequested, interop.EventRunCancelled}
 	if diff := cmp.Diff(want, typesOf(evs)); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
@@ -34,9 +34,10 @@ func TestCancelRunningRun(t *testing.T) {
 	if diff := cmp.Diff(wantStatus, statusesOf(evs)); diff != "" {
 		t.Fatalf("statuses (-want +got):\n%s", diff)
 	}
+	checkDocs(t, evs)
 	for _, ev := range evs[1:] {
-		if ev.Reason != "no longer needed" {
-			t.Fatalf("%s reason %q", ev.Type, ev.Reason)
+		if got := reasonOf(t, ev); got != "no longer needed" {
+			t.Fatalf("%s reason %q", ev.Type, got)
 		}
 	}
 }
@@ -54,7 +55,7 @@ func TestCancelSuspendedRunWithdrawsInterrupt(t *testing.T) {
 		t.Fatalf("cancelling run still offers interrupts %+v", got.Interrupts)
 	}
 	evs := events(t, s, sub, run.ID)
-	want := []interop.EventType{interop.EventRunStarted, interop.EventNodeSuspended, interop.EventRunCancelling, interop.EventRunCancelled}
+	want := []interop.EventType{interop.EventRunStarted, interop.EventNodeSuspended, EventCancelRequested, interop.EventRunCancelled}
 	if diff := cmp.Diff(want, typesOf(evs)); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
@@ -77,7 +78,7 @@ func TestCancelWinsOverCompletion(t *testing.T) {
 	g.release <- gateResult{}
 	evs := events(t, s, sub, run.ID)
 	last := evs[len(evs)-1]
-	if last.Type != interop.EventRunCancelled || last.Reason != "late" {
+	if last.Type != interop.EventRunCancelled || reasonOf(t, last) != "late" {
 		t.Fatalf("last event %+v, want run.cancelled", last)
 	}
 	got, _ := s.GetRun(testCtx(t), sub, run.ID)
@@ -121,7 +122,7 @@ func TestCancelRefusalsAndRepeats(t *testing.T) {
 	}
 	g.release <- gateResult{}
 	evs = events(t, s, sub, run.ID)
-	if last := evs[len(evs)-1]; last.Type != interop.EventRunCancelled || last.Reason != "one" {
+	if last := evs[len(evs)-1]; last.Type != interop.EventRunCancelled || reasonOf(t, last) != "one" {
 		t.Fatalf("last event %+v", last)
 	}
 	_, err = s.CancelRun(testCtx(t), sub, run.ID, "three")

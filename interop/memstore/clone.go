@@ -238,12 +238,12 @@ func cloneInterrupt(in interop.Interrupt) interop.Interrupt {
 }
 
 // cloneEvent copies the parts of an event that are reachable through
-// references (the artifact chunk and the payload). Most events have
-// neither and cost nothing.
+// references (the payload and an artifact chunk).
 func cloneEvent(ev interop.RunEvent) interop.RunEvent {
-	if ev.Artifact != nil {
-		x := cloneArtifact(*ev.Artifact)
-		ev.Artifact = &x
+	if ev.Chunk != nil {
+		c := *ev.Chunk
+		c.Artifact = cloneArtifact(c.Artifact)
+		ev.Chunk = &c
 	}
 	ev.Payload = bytes.Clone(ev.Payload)
 	return ev

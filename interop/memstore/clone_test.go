@@ -107,10 +107,11 @@ func TestReturnedRunsAreCopies(t *testing.T) {
 
 	// Events are copies too.
 	evs, _, _ := s.PollEvents(testCtx(t), sub, before.ID, -1, time.Second)
-	evs[1].Artifact.Parts[0].Text = "x"
-	evs[1].Artifact.Metadata["raw"].(json.RawMessage)[0] = 'x'
+	evs[1].Chunk.Artifact.Parts[0].Text = "x"
+	evs[1].Chunk.Artifact.Metadata["raw"].(json.RawMessage)[0] = 'x'
+	evs[1].Payload[0] = 'x'
 	again, _, _ := s.PollEvents(testCtx(t), sub, before.ID, -1, time.Second)
-	if again[1].Artifact.Parts[0].Text != "hello" || string(again[1].Artifact.Metadata["raw"].(json.RawMessage)) != `{"r":1}` {
+	if again[1].Chunk.Artifact.Parts[0].Text != "hello" || string(again[1].Chunk.Artifact.Metadata["raw"].(json.RawMessage)) != `{"r":1}` || again[1].Payload[0] != '{' {
 		t.Fatal("changing an event changed the log")
 	}
 
@@ -214,8 +215,8 @@ func TestPublishArtifactChunks(t *testing.T) {
 	}
 	var chunks []chunk
 	for _, ev := range evs {
-		if ev.Type == interop.EventArtifactPublished {
-			chunks = append(chunks, chunk{ev.Artifact.Parts[0].Text, ev.Append, ev.LastChunk})
+		if ev.Type == interop.EventArtifactCreated {
+			chunks = append(chunks, chunk{ev.Chunk.Artifact.Parts[0].Text, ev.Chunk.Append, ev.Chunk.LastChunk})
 		}
 	}
 	if diff := cmp.Diff([]chunk{{"a", false, false}, {"b", true, true}, {"z", false, false}}, chunks); diff != "" {

@@ -17,19 +17,22 @@
 // shown. The Store owns these goroutines: [Store.Close] cancels them and
 // waits for them.
 //
-// The event log of a run, with sequences from 0 up by one:
+// The event log of a run is a sequence of OpenWOP RunEventDocs
+// ([interop.RunEvent]: eventId, runId, sequence from 0 up by one, type,
+// timestamp, schemaVersion and the registered payload):
 //
-//	run.started (Transport)            -> running
-//	node.suspended (InterruptID)       -> waiting-approval | waiting-input | waiting-external (RULES R83)
-//	interrupt.resolved (InterruptID)   -> running (Reason "withdrawn" when the workflow stopped waiting)
-//	artifact.published (Artifact, ...) -> unchanged
-//	run.cancelling (Reason)            -> cancelling
-//	run.completed                      -> completed
-//	run.failed (Reason)                -> failed
-//	run.cancelled (Reason)             -> cancelled
+//	run.started {workflowId, transport}                      -> running
+//	node.suspended {nodeId, interruptId, kind, key}          -> waiting-approval | waiting-input | waiting-external (RULES R83)
+//	interrupt.resolved {nodeId, interruptId, kind, action?}  -> running (reason "withdrawn" when the workflow stopped waiting)
+//	artifact.created {artifactId, artifactType, summary}     -> unchanged (the chunk itself rides along as Chunk)
+//	wopinterop.cancel-requested {reason}                     -> cancelling (a vendor type: OpenWOP registers none for this step)
+//	run.completed {outputs}                                  -> completed
+//	run.failed {error: {code, message}}                      -> failed
+//	run.cancelled {reason}                                   -> cancelled
 //
 // plus audit events appended through [Store.AppendRunEvent] (e.g.
-// negotiation.decided, RULES R22), which keep the status.
+// negotiation.decided, RULES R22), which keep the status. Run inputs are
+// not copied into run.started: they stay on the run.
 //
 // # Guarantees (interop package documentation)
 //

@@ -74,7 +74,7 @@ func Example() {
 	// Output:
 	// created: true
 	// 0 run.started running
-	// 1 artifact.published running
+	// 1 artifact.created running
 	// 2 run.completed completed
 	// {"greeting":"Hello, Ada!"} Hello, Ada!
 	// memstore: run: interop: not found

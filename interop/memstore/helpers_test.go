@@ -232,3 +232,53 @@ func (c *counter) noop(context.Context, *RunContext) (json.RawMessage, error) {
 	c.n.Add(1)
 	return nil, nil
 }
+
+// payloadOf decodes an event's payload into a map of its members.
+func payloadOf(t testing.TB, ev interop.RunEvent) map[string]json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(ev.Payload, &m); err != nil {
+		t.Fatalf("%s payload %s: %v", ev.Type, ev.Payload, err)
+	}
+	return m
+}
+
+// reasonOf is the human reason an event carries: run.failed's
+// error.message, else the payload's reason.
+func reasonOf(t testing.TB, ev interop.RunEvent) string {
+	t.Helper()
+	var p struct {
+		Reason string `json:"reason"`
+		Error  struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := ev.DecodePayload(&p); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type == interop.EventRunFailed {
+		return p.Error.Message
+	}
+	return p.Reason
+}
+
+// interruptIDOf is the interruptId of a node.suspended or
+// interrupt.resolved payload.
+func interruptIDOf(t testing.TB, ev interop.RunEvent) string {
+	t.Helper()
+	var p interop.NodeSuspended
+	if err := ev.DecodePayload(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p.InterruptID
+}
+
+// checkDocs asserts that every event is a valid RunEventDoc.
+func checkDocs(t testing.TB, evs []interop.RunEvent) {
+	t.Helper()
+	for _, ev := range evs {
+		if err := ev.Validate(); err != nil {
+			t.Errorf("event %d (%s): %v", ev.Sequence, ev.Type, err)
+		}
+	}
+}

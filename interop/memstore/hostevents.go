@@ -74,11 +74,13 @@ func (l *hostEventLog) wake() {
 	l.changed = make(chan struct{})
 }
 
-// visible reports whether a subscriber of workspace receives ev: events
-// naming a workspace go only to subscribers of that workspace, or of the
-// whole tenant (no workspace), mirroring run readability.
+// visible reports whether a subscriber of workspace receives ev: an event
+// naming a workspace goes only to subscribers of that workspace — not to
+// tenant-wide subscribers — while an event naming none goes to every
+// subscriber of the tenant (events.md §Host events, invariant
+// host-event-tenant-isolation).
 func visible(ev *interop.HostEvent, workspace string) bool {
-	return ev.WorkspaceID == "" || workspace == "" || ev.WorkspaceID == workspace
+	return ev.WorkspaceID == "" || ev.WorkspaceID == workspace
 }
 
 // PublishHostEvent records a host event for tenant (RULES R143, R144, R26).

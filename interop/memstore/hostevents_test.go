@@ -143,7 +143,9 @@ func TestHostEventsWorkspaceFilter(t *testing.T) {
 	}{
 		{"ws-1", ws1, []string{"in-ws1", "tenant-wide", "test.ws1-blink"}},
 		{"ws-2", ws2, []string{"in-ws2", "tenant-wide"}},
-		{"whole tenant", whole, []string{"in-ws1", "in-ws2", "tenant-wide", "test.ws1-blink"}},
+		// A tenant-wide subscriber is not in any workspace: events naming one
+		// are not for it.
+		{"whole tenant", whole, []string{"tenant-wide"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,7 +26,7 @@ func TestFixtureLifecyclesWithoutInterrupts(t *testing.T) {
 	}{
 		{
 			workflow:   FixtureNoop,
-			wantTypes:  []interop.EventType{interop.EventRunStarted, interop.EventArtifactPublished, interop.EventRunCompleted},
+			wantTypes:  []interop.EventType{interop.EventRunStarted, interop.EventArtifactCreated, interop.EventRunCompleted},
 			wantStatus: interop.StatusCompleted,
 			wantOutput: `{"ok":true}`,
 		},
@@ -76,15 +76,16 @@ func TestFixtureLifecyclesWithoutInterrupts(t *testing.T) {
 			if last.Status != tc.wantStatus || !last.Terminal() {
 				t.Fatalf("terminal event %+v, want status %s", last, tc.wantStatus)
 			}
-			if tc.wantFailure != "" && last.Reason != tc.wantFailure {
-				t.Fatalf("run.failed reason %q, want %q", last.Reason, tc.wantFailure)
+			if got := reasonOf(t, last); tc.wantFailure != "" && got != tc.wantFailure {
+				t.Fatalf("run.failed message %q, want %q", got, tc.wantFailure)
 			}
+			checkDocs(t, evs)
 			got, err := s.GetRun(testCtx(t), sub, run.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Status != tc.wantStatus || got.LastSequence != last.Sequence || !got.StatusAt.Equal(last.At) {
-				t.Fatalf("GetRun: status %s at %v last %d; terminal event at %v seq %d", got.Status, got.StatusAt, got.LastSequence, last.At, last.Sequence)
+			if got.Status != tc.wantStatus || got.LastSequence != last.Sequence || !got.StatusAt.Equal(last.Timestamp) {
+				t.Fatalf("GetRun: status %s at %v last %d; terminal event at %v seq %d", got.Status, got.StatusAt, got.LastSequence, last.Timestamp, last.Sequence)
 			}
 			if string(got.Output) != tc.wantOutput {
 				t.Fatalf("Output = %s, want %s", got.Output, tc.wantOutput)
@@ -102,11 +103,11 @@ func TestNoopArtifact(t *testing.T) {
 	run := mustCreate(t, s, sub, interop.CreateRunRequest{WorkflowID: FixtureNoop})
 	evs := events(t, s, sub, run.ID)
 	ev := evs[1]
-	if ev.Artifact == nil || ev.Append || !ev.LastChunk || ev.Status != interop.StatusRunning {
+	if ev.Chunk == nil || ev.Chunk.Append || !ev.Chunk.LastChunk || ev.Status != interop.StatusRunning {
 		t.Fatalf("artifact event = %+v, want a last, non-append chunk while running", ev)
 	}
 	want := []interop.Artifact{{ID: FixtureArtifactID, Name: "result", Parts: []interop.Part{interop.TextPart("conformance-noop completed")}}}
-	if diff := cmp.Diff(want[0], *ev.Artifact); diff != "" {
+	if diff := cmp.Diff(want[0], ev.Chunk.Artifact); diff != "" {
 		t.Fatalf("event artifact (-want +got):\n%s", diff)
 	}
 	got, _ := s.GetRun(testCtx(t), sub, run.ID)
@@ -183,12 +184,16 @@ func TestApprovalFixture(t *testing.T) {
 			if diff := cmp.Diff(wantStatuses, statusesOf(evs)); diff != "" {
 				t.Fatalf("event statuses (-want +got):\n%s", diff)
 			}
-			if evs[1].InterruptID != in.ID || evs[2].InterruptID != in.ID {
-				t.Fatalf("interrupt ids on events: %q, %q; want %q", evs[1].InterruptID, evs[2].InterruptID, in.ID)
+			if a, b := interruptIDOf(t, evs[1]), interruptIDOf(t, evs[2]); a != in.ID || b != in.ID {
+				t.Fatalf("interrupt ids on events: %q, %q; want %q", a, b, in.ID)
 			}
-			if evs[3].Reason != tc.wantReason {
-				t.Fatalf("terminal reason %q, want %q", evs[3].Reason, tc.wantReason)
+			if evs[1].NodeID != "approve" || evs[2].NodeID != "approve" {
+				t.Fatalf("node ids on events: %q, %q; want approve", evs[1].NodeID, evs[2].NodeID)
 			}
+			if got := reasonOf(t, evs[3]); got != tc.wantReason {
+				t.Fatalf("terminal reason %q, want %q", got, tc.wantReason)
+			}
+			checkDocs(t, evs)
 			final, _ := s.GetRun(testCtx(t), sub, run.ID)
 			if string(final.Output) != tc.wantOutput || final.FailureMessage != tc.wantFailure {
 				t.Fatalf("final run output %s failure %q", final.Output, final.FailureMessage)
@@ -232,8 +237,12 @@ func TestCreateRunRecordsRequest(t *testing.T) {
 		t.Fatalf("workflow saw inputs %s", got)
 	}
 	evs := events(t, s, sub, run.ID)
-	if evs[0].Type != interop.EventRunStarted || evs[0].Transport != interop.TransportA2A || evs[0].Status != interop.StatusRunning {
+	if evs[0].Type != interop.EventRunStarted || evs[0].Status != interop.StatusRunning {
 		t.Fatalf("first event = %+v", evs[0])
+	}
+	var started interop.RunStarted
+	if err := evs[0].DecodePayload(&started); err != nil || started.WorkflowID != "probe" || started.Transport != interop.TransportA2A || started.Inputs != nil {
+		t.Fatalf("run.started payload %s (%v)", evs[0].Payload, err)
 	}
 }
 
@@ -399,8 +408,8 @@ func TestWorkflowOutcomes(t *testing.T) {
 			run := mustCreate(t, s, sub, interop.CreateRunRequest{WorkflowID: "wf"})
 			evs := events(t, s, sub, run.ID)
 			last := evs[len(evs)-1]
-			if last.Status != tc.wantStatus || last.Reason != tc.wantReason {
-				t.Fatalf("terminal event status %s reason %q; want %s %q", last.Status, last.Reason, tc.wantStatus, tc.wantReason)
+			if last.Status != tc.wantStatus || reasonOf(t, last) != tc.wantReason {
+				t.Fatalf("terminal event status %s reason %q; want %s %q", last.Status, reasonOf(t, last), tc.wantStatus, tc.wantReason)
 			}
 			got, _ := s.GetRun(testCtx(t), sub, run.ID)
 			if string(got.Output) != tc.wantOutput {
@@ -551,7 +560,7 @@ func TestClosedStore(t *testing.T) {
 			t.Fatalf("after Close run %s is %s with %d interrupts", r.ID, got.Status, len(got.Interrupts))
 		}
 		evs := events(t, s, sub, r.ID)
-		if last := evs[len(evs)-1]; last.Type != interop.EventRunCancelled || last.Reason != "store closed" {
+		if last := evs[len(evs)-1]; last.Type != interop.EventRunCancelled || reasonOf(t, last) != "store closed" {
 			t.Fatalf("last event after Close = %+v", last)
 		}
 	}
@@ -576,7 +585,7 @@ func TestPanicDoesNotStopOtherRuns(t *testing.T) {
 	sub := subject(tenantA, "alice")
 	bad := mustCreate(t, s, sub, interop.CreateRunRequest{WorkflowID: "panics"})
 	good := mustCreate(t, s, sub, interop.CreateRunRequest{WorkflowID: FixtureNoop})
-	if last := events(t, s, sub, bad.ID); last[len(last)-1].Reason != genericFailure {
+	if last := events(t, s, sub, bad.ID); reasonOf(t, last[len(last)-1]) != genericFailure {
 		t.Fatalf("panicking run ended with %+v", last[len(last)-1])
 	}
 	if last := events(t, s, sub, good.ID); last[len(last)-1].Status != interop.StatusCompleted {

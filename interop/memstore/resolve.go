@@ -86,7 +86,13 @@ func (s *Store) ResolveInterrupt(ctx context.Context, sub interop.Subject, req i
 		rec.run.Messages = append(rec.run.Messages, msg)
 	}
 	rec.setStatusLocked(rec.suspendedStatusLocked(), at)
-	rec.appendEventLocked(interop.RunEvent{Type: interop.EventInterruptResolved, InterruptID: p.spec.ID}, at)
+	resolved := interop.InterruptResolved{NodeID: p.spec.NodeID, InterruptID: p.spec.ID, Kind: p.spec.Kind}
+	if p.spec.Kind == interop.InterruptApproval {
+		resolved.Action, _ = approvalAction(value)
+	}
+	ev := s.lifecycleEvent(interop.EventInterruptResolved, resolved)
+	ev.NodeID = p.spec.NodeID
+	rec.appendEventLocked(ev, at)
 	p.delivery <- Resolution{Outcome: outcome, Value: value, Resolver: cloneSubject(sub)}
 	return cloneRun(&rec.run), nil
 }

@@ -345,14 +345,15 @@ func TestInterruptWithdrawnWhenWorkflowStopsWaiting(t *testing.T) {
 		t.Fatalf("Interrupt returned %v, want the deadline", err)
 	}
 	withdrawn := waitFor(t, s, sub, run.ID, func(ev interop.RunEvent) bool { return ev.Type == interop.EventInterruptResolved })
-	if withdrawn.InterruptID != ev.InterruptID || withdrawn.Reason != "withdrawn" || withdrawn.Status != interop.StatusRunning {
+	if interruptIDOf(t, withdrawn) != interruptIDOf(t, ev) || reasonOf(t, withdrawn) != "withdrawn" || withdrawn.Status != interop.StatusRunning || withdrawn.NodeID != "q" {
 		t.Fatalf("withdrawal event = %+v", withdrawn)
 	}
+	checkDocs(t, []interop.RunEvent{ev, withdrawn})
 	got, _ := s.GetRun(testCtx(t), sub, run.ID)
 	if got.Status != interop.StatusRunning || len(got.Interrupts) != 0 {
 		t.Fatalf("after withdrawal: %s with %d interrupts", got.Status, len(got.Interrupts))
 	}
-	_, err := s.ResolveInterrupt(testCtx(t), sub, interop.ResolveRequest{RunID: run.ID, InterruptID: ev.InterruptID, Value: json.RawMessage(`{}`)})
+	_, err := s.ResolveInterrupt(testCtx(t), sub, interop.ResolveRequest{RunID: run.ID, InterruptID: interruptIDOf(t, ev), Value: json.RawMessage(`{}`)})
 	wantErrIs(t, err, interop.ErrAlreadyResolved)
 	close(proceed)
 	events(t, s, sub, run.ID)
@@ -365,6 +366,8 @@ func TestInterruptRefusesBadSpecs(t *testing.T) {
 	}{
 		{name: "kind that does not suspend", specs: []interop.Interrupt{{Kind: "custom", Key: "k"}}},
 		{name: "empty key", specs: []interop.Interrupt{{Kind: interop.InterruptApproval}}},
+		{name: "key is no node id", specs: []interop.Interrupt{{Kind: interop.InterruptApproval, Key: "ask the user"}}},
+		{name: "bad node id", specs: []interop.Interrupt{{Kind: interop.InterruptApproval, Key: "k", NodeID: "a/b"}}},
 		{name: "resume schema invalid", specs: []interop.Interrupt{{Kind: interop.InterruptApproval, Key: "k", ResumeSchema: json.RawMessage(`{"type":"nope"}`)}}},
 		{name: "key invoked twice", specs: []interop.Interrupt{
 			{Kind: interop.InterruptClarification, Key: "k"},
@@ -394,7 +397,7 @@ func TestInterruptRefusesBadSpecs(t *testing.T) {
 			// Resolve the ones that must succeed.
 			for range tc.specs[:len(tc.specs)-1] {
 				ev := waitFor(t, s, sub, run.ID, func(ev interop.RunEvent) bool { return ev.Type == interop.EventNodeSuspended })
-				if _, err := s.ResolveInterrupt(testCtx(t), sub, interop.ResolveRequest{RunID: run.ID, InterruptID: ev.InterruptID}); err != nil {
+				if _, err := s.ResolveInterrupt(testCtx(t), sub, interop.ResolveRequest{RunID: run.ID, InterruptID: interruptIDOf(t, ev)}); err != nil {
 					t.Fatal(err)
 				}
 			}

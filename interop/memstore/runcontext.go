@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -63,6 +64,10 @@ type pending struct {
 	delivery chan Resolution    // buffered 1: the single resolution
 }
 
+// nodeIDGrammar is the nodeId grammar of ids.schema.json: node.suspended
+// and interrupt.resolved carry the node that suspended.
+var nodeIDGrammar = regexp.MustCompile(`^[A-Za-z0-9._~:-]{1,128}$`)
+
 // Interrupt suspends the run on a new interrupt and blocks until it is
 // resolved or ctx is done. The store mints spec.ID (tenant-bound) and sets
 // spec.CreatedAt; the run moves to spec.Kind.SuspendedStatus() with a
@@ -84,6 +89,12 @@ func (rc *RunContext) Interrupt(ctx context.Context, spec interop.Interrupt) (Re
 	}
 	if spec.Key == "" {
 		return Resolution{}, errors.New("memstore: interrupt key is empty")
+	}
+	if spec.NodeID == "" {
+		spec.NodeID = spec.Key
+	}
+	if !nodeIDGrammar.MatchString(spec.NodeID) {
+		return Resolution{}, fmt.Errorf("memstore: interrupt %q: node id %q is not 1–128 characters of [A-Za-z0-9._~:-] (set Interrupt.NodeID)", spec.Key, spec.NodeID)
 	}
 	p := &pending{delivery: make(chan Resolution, 1)}
 	if len(spec.ResumeSchema) > 0 {
@@ -125,7 +136,9 @@ func (rc *RunContext) Interrupt(ctx context.Context, spec interop.Interrupt) (Re
 	rec.usedKeys[spec.Key] = true
 	rec.run.Interrupts = append(rec.run.Interrupts, in)
 	rec.setStatusLocked(rec.suspendedStatusLocked(), at)
-	rec.appendEventLocked(interop.RunEvent{Type: interop.EventNodeSuspended, InterruptID: id}, at)
+	ev := s.lifecycleEvent(interop.EventNodeSuspended, interop.NodeSuspended{NodeID: in.NodeID, InterruptID: id, Kind: in.Kind, Key: in.Key})
+	ev.NodeID = in.NodeID
+	rec.appendEventLocked(ev, at)
 	t.mu.Unlock()
 
 	select {
@@ -150,7 +163,11 @@ func (rc *RunContext) stopWaiting(ctx context.Context, p *pending) (Resolution, 
 		at := rc.store.now()
 		rec.removeOpenInterruptLocked(p.spec.ID)
 		rec.setStatusLocked(rec.suspendedStatusLocked(), at)
-		rec.appendEventLocked(interop.RunEvent{Type: interop.EventInterruptResolved, InterruptID: p.spec.ID, Reason: "withdrawn"}, at)
+		ev := rc.store.lifecycleEvent(interop.EventInterruptResolved, interop.InterruptResolved{
+			NodeID: p.spec.NodeID, InterruptID: p.spec.ID, Kind: p.spec.Kind, Reason: "withdrawn",
+		})
+		ev.NodeID = p.spec.NodeID
+		rec.appendEventLocked(ev, at)
 	}
 	select {
 	case res := <-p.delivery:
@@ -178,7 +195,7 @@ func (rec *runRecord) removeOpenInterruptLocked(id string) {
 }
 
 // PublishArtifact appends an artifact chunk to the run with an
-// artifact.published event; the status does not change. With
+// artifact.created event; the status does not change. With
 // appendChunk=false the artifact a.ID is created (or replaced, when it
 // exists); with appendChunk=true a's parts extend the existing artifact
 // a.ID, which must exist and must not have received its last chunk. Name,
@@ -231,11 +248,16 @@ func (rc *RunContext) PublishArtifact(a interop.Artifact, appendChunk, lastChunk
 		rec.run.Artifacts = append(rec.run.Artifacts, stored)
 	}
 	st.closed = lastChunk
-	rec.appendEventLocked(interop.RunEvent{
-		Type:      interop.EventArtifactPublished,
-		Artifact:  &chunk,
-		Append:    appendChunk,
-		LastChunk: lastChunk,
-	}, rc.store.now())
+	unregistered := false
+	ev := rc.store.lifecycleEvent(interop.EventArtifactCreated, interop.ArtifactCreated{
+		ArtifactID: a.ID, ArtifactType: artifactType, Summary: a.Name, Registered: &unregistered,
+	})
+	ev.Chunk = &interop.ArtifactChunk{Artifact: chunk, Append: appendChunk, LastChunk: lastChunk}
+	rec.appendEventLocked(ev, rc.store.now())
 	return nil
 }
+
+// artifactType is the artifact.created artifactType of every artifact the
+// store publishes: a host-local type, so the payload says registered:
+// false (RFC 0071).
+const artifactType = "artifact"

@@ -39,17 +39,35 @@ type artifactState struct {
 	closed bool
 }
 
-// appendEventLocked assigns the next sequence, stamps the run's current
-// status and wakes every watcher.
+// appendEventLocked completes ev as a RunEventDoc — a fresh eventId, the
+// run id, the next sequence, the timestamp and (when unset) the schema
+// version — stamps the run's current status and wakes every watcher.
 func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
+	ev.EventID = "evt-" + isolation.NewOpaque()
 	ev.RunID = rec.id
 	ev.Sequence = int64(len(rec.events))
-	ev.At = at
+	ev.Timestamp = at
+	if ev.SchemaVersion == 0 {
+		ev.SchemaVersion = interop.SchemaVersion
+	}
 	ev.Status = rec.run.Status
 	rec.events = append(rec.events, ev)
 	rec.run.LastSequence = ev.Sequence
 	close(rec.changed)
 	rec.changed = make(chan struct{})
+}
+
+// lifecycleEvent builds one of the store's own events. The payloads are
+// this package's structs over validated JSON, so encoding cannot fail; if
+// it ever did, the event would still be appended with an empty payload
+// object and the failure logged, because the log must not skip a step.
+func (s *Store) lifecycleEvent(typ interop.EventType, payload any) interop.RunEvent {
+	ev, err := interop.NewRunEvent(typ, payload)
+	if err != nil {
+		s.cfg.logger.Error("memstore: encoding an event payload failed", "type", typ, "error", err)
+		ev = interop.RunEvent{Type: typ, Payload: json.RawMessage(`{}`), SchemaVersion: interop.SchemaVersion}
+	}
+	return ev
 }
 
 // setStatusLocked moves the run to st, re-indexing it for ListRuns when
@@ -162,7 +180,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	if req.IdempotencyKey != "" {
 		t.idempotency[idem] = rec
 	}
-	rec.appendEventLocked(interop.RunEvent{Type: interop.EventRunStarted, Transport: req.Transport}, at)
+	rec.appendEventLocked(s.lifecycleEvent(interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport}), at)
 	snapshot := cloneRun(&rec.run)
 	go s.execute(rec)
 	return snapshot, true, nil
@@ -204,9 +222,16 @@ func (s *Store) GetRun(ctx context.Context, sub interop.Subject, runID string) (
 	return cloneRun(&rec.run), nil
 }
 
+// EventCancelRequested is the store's vendor event recording a cancelRun
+// request: the run moves to cancelling, and its payload {"reason": …} keeps
+// who-asked-why in the log until run.cancelled follows. OpenWOP registers
+// no event for this step, so it is a vendor type (RFC 0171 §A.1).
+const EventCancelRequested interop.EventType = "wopinterop.cancel-requested"
+
 // CancelRun asks a run to stop: it withdraws any open interrupt, moves the
-// run to cancelling (run.cancelling with reason) and cancels the workflow's
-// context; run.cancelled follows when the workflow returns. A run already
+// run to cancelling ([EventCancelRequested] with the reason) and cancels
+// the workflow's context; run.cancelled follows when the workflow returns.
+// A run already
 // cancelling is returned unchanged. A terminal run is ErrRunTerminal and
 // nothing is appended (RULES R49).
 func (s *Store) CancelRun(ctx context.Context, sub interop.Subject, runID, reason string) (interop.Run, error) {
@@ -233,7 +258,7 @@ func (s *Store) CancelRun(ctx context.Context, sub interop.Subject, runID, reaso
 	rec.withdrawOpenInterruptsLocked()
 	rec.run.CancelReason = reason
 	rec.setStatusLocked(interop.StatusCancelling, at)
-	rec.appendEventLocked(interop.RunEvent{Type: interop.EventRunCancelling, Reason: reason}, at)
+	rec.appendEventLocked(s.lifecycleEvent(EventCancelRequested, interop.RunCancelled{Reason: reason}), at)
 	rec.cancel(errCancelRequested)
 	return cloneRun(&rec.run), nil
 }
@@ -282,38 +307,52 @@ func (s *Store) finish(rec *runRecord, out json.RawMessage, err error) {
 	defer rec.cancel(nil) // releases the context's resources
 
 	var (
-		status = interop.StatusFailed
-		ev     = interop.RunEvent{Type: interop.EventRunFailed}
-		fe     *failError
-		ce     *cancelError
+		fe *failError
+		ce *cancelError
+		// failure, when set, fails the run; cancelled, when set, cancels it.
+		failure   *failError
+		cancelled *string
 	)
 	switch {
 	case errors.Is(err, errWorkflowPanicked):
-		ev.Reason = genericFailure
+		failure = &failError{code: codeInternal, msg: genericFailure}
 	case rec.run.Status == interop.StatusCancelling:
-		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: rec.run.CancelReason}
+		cancelled = &rec.run.CancelReason
 	case err == nil && len(out) > 0 && !json.Valid(out):
 		s.cfg.logger.Error("memstore: workflow returned invalid JSON output", "run", rec.id, "workflow", rec.def.wf.ID)
-		ev.Reason = genericFailure
+		failure = &failError{code: codeInternal, msg: genericFailure}
 	case err == nil:
-		status, ev = interop.StatusCompleted, interop.RunEvent{Type: interop.EventRunCompleted}
-		rec.run.Output = bytes.Clone(out)
 	case errors.As(err, &fe):
-		ev.Reason = fe.msg
-		rec.run.Fault = fe.fault
+		failure = fe
 	case errors.As(err, &ce):
-		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: ce.reason}
+		cancelled = &ce.reason
 	case errors.Is(err, ErrCancelled):
-		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: "cancelled by workflow"}
+		reason := "cancelled by workflow"
+		cancelled = &reason
 	case rec.ctx.Err() != nil:
 		// Only Close cancels a run that is not cancelling.
-		status, ev = interop.StatusCancelled, interop.RunEvent{Type: interop.EventRunCancelled, Reason: "store closed"}
+		reason := "store closed"
+		cancelled = &reason
 	default:
 		s.cfg.logger.Error("memstore: workflow failed", "run", rec.id, "workflow", rec.def.wf.ID, "error", err)
-		ev.Reason = genericFailure
+		failure = &failError{code: codeInternal, msg: genericFailure}
 	}
-	if status == interop.StatusFailed {
-		rec.run.FailureMessage = ev.Reason
+	var (
+		status interop.RunStatus
+		ev     interop.RunEvent
+	)
+	switch {
+	case failure != nil:
+		status = interop.StatusFailed
+		rec.run.FailureMessage, rec.run.FailureCode, rec.run.Fault = failure.msg, failure.code, failure.fault
+		ev = s.lifecycleEvent(interop.EventRunFailed, interop.RunFailed{Error: interop.EventError{Code: failure.code, Message: failure.msg}})
+	case cancelled != nil:
+		status = interop.StatusCancelled
+		ev = s.lifecycleEvent(interop.EventRunCancelled, interop.RunCancelled{Reason: *cancelled})
+	default:
+		status = interop.StatusCompleted
+		rec.run.Output = bytes.Clone(out)
+		ev = s.lifecycleEvent(interop.EventRunCompleted, interop.RunCompleted{Outputs: interop.OutputsOf(out)})
 	}
 	at := s.now()
 	rec.withdrawOpenInterruptsLocked()

@@ -20,6 +20,7 @@ var (
 	_ interop.RunStore       = (*Store)(nil)
 	_ interop.AgentInventory = (*Store)(nil)
 	_ interop.EventSink      = (*Store)(nil)
+	_ interop.HostEventFeed  = (*Store)(nil)
 )
 
 // ErrClosed reports an operation on a Store after [Store.Close].

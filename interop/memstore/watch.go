@@ -1,7 +1,9 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"time"
@@ -139,24 +141,29 @@ func (rec *runRecord) snapshotAfter(after int64) ([]interop.RunEvent, interop.Ru
 }
 
 // AppendRunEvent appends an audit event (negotiation.decided and the like)
-// to a run's log with the run's current status; the status does not change
-// and Sequence, RunID, At and Status are assigned here. The lifecycle types
-// (run.*, node.suspended, interrupt.resolved, artifact.published) belong to
-// the store and are refused with an *interop.InputError, as are events for
-// a terminal run (interop.ErrRunTerminal): the log ends with its terminal
-// event, and watchers rely on it. An unknown run is ErrNotFound.
+// to a run's log with the run's current status; the status does not
+// change. EventID, RunID, Sequence and Timestamp are assigned here, and
+// SchemaVersion when zero. The type must be valid ([interop.EventType.Valid])
+// and the payload a JSON object; the lifecycle types the store writes
+// itself (run.*, node.suspended, interrupt.resolved, artifact.created,
+// [EventCancelRequested]) are refused with an *interop.InputError, as are
+// events for a terminal run (interop.ErrRunTerminal): the log ends with its
+// terminal event, and watchers rely on it. An unknown run is ErrNotFound.
 func (s *Store) AppendRunEvent(ctx context.Context, runID string, ev interop.RunEvent) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ev.Type == "" {
-		return &interop.InputError{Field: "type", Reason: "is empty"}
-	}
 	switch ev.Type {
 	case interop.EventRunStarted, interop.EventNodeSuspended, interop.EventInterruptResolved,
-		interop.EventArtifactPublished, interop.EventRunCancelling, interop.EventRunCompleted,
+		interop.EventArtifactCreated, EventCancelRequested, interop.EventRunCompleted,
 		interop.EventRunFailed, interop.EventRunCancelled:
 		return &interop.InputError{Field: "type", Reason: fmt.Sprintf("%s is written by the run store", ev.Type)}
+	}
+	if !ev.Type.Valid() {
+		return &interop.InputError{Field: "type", Reason: "not a registered or vendor event type"}
+	}
+	if p := bytes.TrimSpace(ev.Payload); len(p) == 0 || p[0] != '{' || !json.Valid(p) {
+		return &interop.InputError{Field: "payload", Reason: "must be a JSON object"}
 	}
 	// The sink is called by the library for runs its caller could read; the
 	// id's own tenant segment locates the run.
@@ -165,6 +172,7 @@ func (s *Store) AppendRunEvent(ctx context.Context, runID string, ev interop.Run
 		return s.notFound.run
 	}
 	ev = cloneEvent(ev)
+	ev.NodeID, ev.CausationID, ev.Chunk = "", "", nil
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	rec := t.runs[runID]

@@ -250,7 +250,8 @@ func TestAppendRunEvent(t *testing.T) {
 	if err := s.AppendRunEvent(testCtx(t), run.ID, interop.RunEvent{Type: interop.EventNegotiationDecided, Payload: payload, Sequence: 99, Status: interop.StatusCompleted}); err != nil {
 		t.Fatal(err)
 	}
-	payload[0] = 'X' // the store kept its own copy
+	payload[0] = 'X'                                                     // the store kept its own copy
+	payload = json.RawMessage(`{"protocol":"a2a","outcome":"accepted"}`) // for the refusals below
 	got, _ := s.GetRun(testCtx(t), sub, run.ID)
 	if got.Status != interop.StatusWaitingApproval || got.LastSequence != 2 {
 		t.Fatalf("after audit event: %s last %d", got.Status, got.LastSequence)
@@ -270,8 +271,13 @@ func TestAppendRunEvent(t *testing.T) {
 		{"empty type", run.ID, interop.RunEvent{}, func(t testing.TB, err error) { wantInputError(t, err, "type") }},
 		{"lifecycle type", run.ID, interop.RunEvent{Type: interop.EventRunCompleted}, func(t testing.TB, err error) { wantInputError(t, err, "type") }},
 		{"store-owned type", run.ID, interop.RunEvent{Type: interop.EventInterruptResolved}, func(t testing.TB, err error) { wantInputError(t, err, "type") }},
-		{"unknown run", tenantA + "/AAAAAAAAAAAAAAAAAAAAAAAAAA", interop.RunEvent{Type: interop.EventNegotiationDecided}, func(t testing.TB, err error) { wantErrIs(t, err, interop.ErrNotFound) }},
-		{"malformed id", "nope", interop.RunEvent{Type: interop.EventNegotiationDecided}, func(t testing.TB, err error) { wantErrIs(t, err, interop.ErrNotFound) }},
+		{"store vendor type", run.ID, interop.RunEvent{Type: EventCancelRequested, Payload: payload}, func(t testing.TB, err error) { wantInputError(t, err, "type") }},
+		{"unregistered lifecycle name", run.ID, interop.RunEvent{Type: "run.cancelling", Payload: payload}, func(t testing.TB, err error) { wantInputError(t, err, "type") }},
+		{"reserved org", run.ID, interop.RunEvent{Type: "openwop.thing", Payload: payload}, func(t testing.TB, err error) { wantInputError(t, err, "type") }},
+		{"no payload", run.ID, interop.RunEvent{Type: interop.EventNegotiationDecided}, func(t testing.TB, err error) { wantInputError(t, err, "payload") }},
+		{"array payload", run.ID, interop.RunEvent{Type: interop.EventNegotiationDecided, Payload: json.RawMessage(`[1]`)}, func(t testing.TB, err error) { wantInputError(t, err, "payload") }},
+		{"unknown run", tenantA + "/AAAAAAAAAAAAAAAAAAAAAAAAAA", interop.RunEvent{Type: interop.EventNegotiationDecided, Payload: payload}, func(t testing.TB, err error) { wantErrIs(t, err, interop.ErrNotFound) }},
+		{"malformed id", "nope", interop.RunEvent{Type: interop.EventNegotiationDecided, Payload: payload}, func(t testing.TB, err error) { wantErrIs(t, err, interop.ErrNotFound) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,7 +294,7 @@ func TestAppendRunEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	final := events(t, s, sub, run.ID)
-	err := s.AppendRunEvent(testCtx(t), run.ID, interop.RunEvent{Type: interop.EventNegotiationDecided})
+	err := s.AppendRunEvent(testCtx(t), run.ID, interop.RunEvent{Type: interop.EventNegotiationDecided, Payload: json.RawMessage(`{}`)})
 	wantErrIs(t, err, interop.ErrRunTerminal)
 	if after, _ := s.GetRun(testCtx(t), sub, run.ID); after.LastSequence != final[len(final)-1].Sequence {
 		t.Fatal("append to a terminal run changed the log")

@@ -22,11 +22,13 @@ import (
 //     must be valid JSON or nil);
 //   - an error wrapping [ErrCancelled] (see [Cancel]), or any error once the
 //     run was asked to stop: cancelled (run.cancelled);
-//   - [Fail]("safe message"): failed with FailureMessage "safe message";
+//   - [Fail]("safe message"): failed with FailureMessage "safe message"
+//     (and [FailWith] to give the failure a code);
 //   - [Fault]("safe message"): failed the same way, with Run.Fault set:
 //     the host, not the work, broke;
 //   - any other error, or a panic: failed with FailureMessage
-//     "workflow failed". The raw error is logged, never exposed.
+//     "workflow failed" and code "internal_error". The raw error is
+//     logged, never exposed.
 type WorkflowFunc func(ctx context.Context, rc *RunContext) (output json.RawMessage, err error)
 
 // WorkflowDef is a workflow a tenant can run.
@@ -46,20 +48,40 @@ var ErrCancelled = errors.New("memstore: run cancelled")
 // unclassified error or panicked: nothing of the raw error leaves the host.
 const genericFailure = "workflow failed"
 
+// Failure codes the store gives a failed run (run.failed error.code and
+// Run.FailureCode).
+const (
+	// CodeWorkflowFailed is the vendor code of a run whose workflow
+	// reported a failure with [Fail].
+	CodeWorkflowFailed = "wopinterop.workflow_failed"
+	// codeInternal is the registered code of a host fault: [Fault], a
+	// panic, an unclassified error or an output that is not JSON.
+	codeInternal = "internal_error"
+)
+
 // Fail returns an error that fails the run with safeMessage as its
-// FailureMessage (and run.failed Reason). safeMessage is shown to callers:
-// never put secrets, stack traces or upstream bodies in it.
-func Fail(safeMessage string) error { return &failError{msg: safeMessage} }
+// FailureMessage (and run.failed error.message) and [CodeWorkflowFailed]
+// as its code. safeMessage is shown to callers: never put secrets, stack
+// traces or upstream bodies in it.
+func Fail(safeMessage string) error { return &failError{code: CodeWorkflowFailed, msg: safeMessage} }
+
+// FailWith fails the run like [Fail] with the given code: a registered
+// OpenWOP error code (errors.json, e.g. "approval_rejected") or a vendor
+// code "<org>.<name>".
+func FailWith(code, safeMessage string) error { return &failError{code: code, msg: safeMessage} }
 
 // Fault returns an error that fails the run like [Fail] and also marks it
-// as a host fault ([interop.Run.Fault]): the failure lies in the host's
-// engine or infrastructure, not in the work the workflow was asked to do.
-// A workflow that wraps a host service uses it when that service, rather
-// than the caller's request, is at fault. safeMessage is shown to callers
-// like Fail's.
-func Fault(safeMessage string) error { return &failError{msg: safeMessage, fault: true} }
+// as a host fault ([interop.Run.Fault], code "internal_error"): the
+// failure lies in the host's engine or infrastructure, not in the work the
+// workflow was asked to do. A workflow that wraps a host service uses it
+// when that service, rather than the caller's request, is at fault.
+// safeMessage is shown to callers like Fail's.
+func Fault(safeMessage string) error {
+	return &failError{code: codeInternal, msg: safeMessage, fault: true}
+}
 
 type failError struct {
+	code  string
 	msg   string
 	fault bool
 }
