@@ -229,9 +229,16 @@ func isLoopbackHost(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// authenticate resolves the Subject. A refusal is answered here, after the
-// negotiation of the request's header version is recorded as an
-// unauthenticated exchange (RULES R22, R26).
+// authenticate resolves the Subject. A refusal is answered here, after
+// the exchange is recorded as one refused negotiation.decided, reason
+// "unauthenticated", naming the revision of the MCP-Protocol-Version
+// header as requested (OpenWOP interop §The audit event: every outcome is
+// recorded, a refusal included). That holds for all three refusals: no
+// credential (401), a valid credential the resolver forbids (403) and a
+// resolver fault (500). In none of them did an authenticated peer take
+// part, and the record's reason enum has no "forbidden"; the version was
+// never what decided. The record carries no tenant: the resolver vouched
+// for none, so it is kept but delivered to no subscriber.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.Subject, bool) {
 	sub, err := s.cfg.Subjects.ResolveSubject(r)
 	if err == nil && (sub.Authenticated || s.cfg.AllowAnonymous) {
@@ -240,7 +247,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.S
 	if err == nil {
 		err = interop.ErrUnauthenticated
 	}
-	d := s.cfg.Policy.Inbound(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
+	d := s.cfg.Policy.Unauthenticated(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
 	if rerr := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{}); rerr != nil {
 		s.log.WarnContext(r.Context(), "mcp: negotiation record failed", "error", rerr)
 	}
