@@ -231,8 +231,6 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 // outcome encodes the answer for run's state (RULES R108, R118, R127).
 func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run interop.Run, round int) ([]byte, error) {
 	switch st := run.Status; {
-	case st == interop.StatusFailed && run.Fault:
-		return nil, errRunFault
 	case st.Terminal():
 		return s.callToolResult(&run)
 	case inv.asTask:
@@ -245,11 +243,6 @@ func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run in
 	f.cancel(ReasonRequestTimeout)
 	return toolError("The tool did not finish within the server's time limit and was cancelled.")
 }
-
-// errRunFault answers a blocking call whose run failed in the host
-// (interop.Run.Fault): a protocol-level error, as the Tasks extension's
-// status failed is, not a tool error the model should read.
-var errRunFault = newError(codeInternalError, "Internal error: the tool failed in the host")
 
 // content is one ContentBlock of a CallToolResult.
 type content struct {
@@ -283,13 +276,24 @@ func toolError(text string) ([]byte, error) {
 	return marshal(callToolResultJSON{ResultType: "complete", Content: []content{{Type: "text", Text: text}}, IsError: true})
 }
 
-// callToolResult projects a terminal run (RULES R108): completed →
-// isError false, the output as text (and as structuredContent when it is
-// an object), each artifact part as an embedded resource; failed and
-// cancelled → isError true with a safe text, never a JSON-RPC error.
+// faultText is the isError text of a run that failed in the host
+// (interop.Run.Fault). Its FailureMessage describes the host's machinery,
+// not the work, so the model is told only that the host failed.
+const faultText = "The tool failed in the host."
+
+// callToolResult projects a terminal run (MCP tools §Error Handling; OpenWOP
+// interop map mcp tools/call): completed → isError false, the output as
+// text (and as structuredContent when it is an object), each artifact part
+// as an embedded resource; failed and cancelled → isError true with a safe
+// text, never a JSON-RPC error. That includes a run that failed in the
+// host: a tools/call answer has no protocol-level failure to report it
+// with; only a task can (status failed, tasks.go).
 func (s *Server) callToolResult(run *interop.Run) ([]byte, error) {
 	switch run.Status {
 	case interop.StatusFailed:
+		if run.Fault {
+			return toolError(faultText)
+		}
 		msg := run.FailureMessage
 		if msg == "" {
 			msg = "The tool failed."

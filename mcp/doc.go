@@ -134,10 +134,11 @@
 // # Departures worth knowing
 //
 //   - A run the host reports as failed in the host (interop.Run.Fault)
-//     is a protocol-level error: task status failed with an error object
-//     (SEP-2663), and on a blocking call a JSON-RPC -32603 (HTTP 500)
-//     rather than an isError result. An ordinary failed run stays a tool
-//     error (R108, R130).
+//     is a protocol-level error on the Tasks surface: task status failed
+//     with an error object (SEP-2663), where an ordinary failed run is a
+//     completed task with isError. A tools/call answer has no such status,
+//     so there the run is an isError result with a fixed text ("The tool
+//     failed in the host."), never a JSON-RPC error (R108, R130).
 //   - AllowLoopbackOrigins (off by default) lets a page served from the
 //     loopback interface call a loopback listener; a foreign Host on a
 //     loopback listener is refused regardless (DNS rebinding).

@@ -494,25 +494,48 @@ func TestHandoff(t *testing.T) {
 	wantError(t, e.do(rpc{method: "tools/call", params: map[string]any{"name": "handoff", "arguments": map[string]any{"workflow": "no-such"}}}), http.StatusInternalServerError, codeInternalError)
 }
 
-// TestRunFault: a run that failed in the host (Run.Fault) is a JSON-RPC
-// internal error on a blocking call and task status failed with an error
-// object and no result (SEP-2663), unlike an ordinary failed run.
+// TestRunFault: a run that failed in the host (Run.Fault) answers a
+// tools/call with CallToolResult isError true and a fixed safe text,
+// never a JSON-RPC error — on the first call and on an MRTR retry (MCP
+// tools §Error Handling) — while tasks/get reports its task as status
+// failed with an error object and no result (SEP-2663), unlike an
+// ordinary failed run.
 func TestRunFault(t *testing.T) {
 	e := newEnv(t, withTasks)
-	err := e.store.Register(tenantA, memstore.WorkflowDef{Workflow: interop.Workflow{ID: wfFault, Name: "Host fault"}, Run: func(context.Context, *memstore.RunContext) (json.RawMessage, error) {
-		return nil, memstore.Fault("the backend is down")
-	}})
-	if err != nil {
-		t.Fatal(err)
+	defs := []memstore.WorkflowDef{
+		{Workflow: interop.Workflow{ID: wfFault, Name: "Host fault"}, Run: func(context.Context, *memstore.RunContext) (json.RawMessage, error) {
+			return nil, memstore.Fault("the backend is down")
+		}},
+		{Workflow: interop.Workflow{ID: "ask-then-fault", Name: "Asks, then the host fails"}, Run: func(ctx context.Context, rc *memstore.RunContext) (json.RawMessage, error) {
+			if _, err := rc.Interrupt(ctx, interop.Interrupt{Kind: interop.InterruptClarification, Key: "name", NodeID: "name", Message: "Name?", ResumeSchema: json.RawMessage(nameSchema)}); err != nil {
+				return nil, err
+			}
+			return nil, memstore.Fault("the backend is down")
+		}},
 	}
-	rec := e.do(rpc{method: "tools/call", params: map[string]any{"name": wfFault}})
-	wantError(t, rec, http.StatusInternalServerError, codeInternalError)
-	if strings.Contains(rec.Body.String(), "backend") {
-		t.Fatal("the fault's message reached the wire")
+	for _, def := range defs {
+		if err := e.store.Register(tenantA, def); err != nil {
+			t.Fatal(err)
+		}
 	}
+	wantFaultResult := func(rec *httptest.ResponseRecorder) {
+		t.Helper()
+		want := `{"jsonrpc":"2.0","id":<id>,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"test-host","version":"1.0.0"}},"resultType":"complete","content":[{"type":"text","text":"The tool failed in the host."}],"isError":true}}`
+		var id struct{ ID json.RawMessage }
+		_ = json.Unmarshal(rec.Body.Bytes(), &id)
+		if got := strings.Replace(rec.Body.String(), `"id":`+string(id.ID)+`,`, `"id":<id>,`, 1); rec.Code != http.StatusOK || got != want {
+			t.Errorf("got %d %s\nwant 200 %s", rec.Code, rec.Body, want)
+		}
+	}
+	wantFaultResult(e.do(rpc{method: "tools/call", params: map[string]any{"name": wfFault}}))
+
+	q := rpc{method: "tools/call", caps: `{"elicitation":{}}`, params: map[string]any{"name": "ask-then-fault"}}
+	ir := e.ask(t, q)
+	wantFaultResult(e.do(retryWith(q, ir.RequestState, map[string]any{ir.key(t): map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}})))
+
 	taskID, run := e.startTask(wfFault)
 	e.waitStatus(alice, run.ID, interop.StatusFailed)
-	rec = e.do(taskReq("tasks/get", taskID, nil))
+	rec := e.do(taskReq("tasks/get", taskID, nil))
 	got := result(t, rec)
 	if got["status"] != "failed" || got["result"] != nil || got["error"] == nil {
 		t.Fatalf("faulted task = %v", got)
