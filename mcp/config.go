@@ -58,13 +58,20 @@ type Config struct {
 	// safe against DNS rebinding; requests without Origin (non-browser
 	// clients) are unaffected. "*" allows every origin.
 	AllowedOrigins []string
-	// AllowLoopbackOrigins, on a loopback listener reached by a loopback
-	// Host, also allows browser Origins naming the loopback interface
-	// (http or https, localhost, 127.0.0.0/8 or [::1], any port): a page
-	// served from this machine. A rebinding page keeps its own (foreign)
-	// Host, which the loopback Host check refuses either way. Off by
-	// default; a local development host turns it on.
-	AllowLoopbackOrigins bool
+	// AllowOwnLoopbackOrigin, on a connection that arrived on a loopback
+	// address, also allows the browser Origin of that very socket: a page
+	// this host serves itself, as a local development host's own UI, or
+	// the official MCP conformance suite's DNS-rebinding check, does. Own
+	// means the connection's scheme, the listener's port (from the
+	// connection, never from the Host header) and as host the listener's
+	// IP literal — http://127.0.0.1:PORT on 127.0.0.1:PORT, http://[::1]:PORT
+	// on [::1]:PORT — or localhost on either of those two. A page from
+	// another port or another loopback address is another server and stays
+	// refused unless listed in AllowedOrigins (the MCP Inspector's UI at
+	// http://localhost:6274, say); so does every Origin on a listener that
+	// is not loopback. The loopback Host check applies either way. Off by
+	// default.
+	AllowOwnLoopbackOrigin bool
 	// AllowAnonymous lets a request the SubjectResolver answers with an
 	// unauthenticated Subject through (RULES R115: only where the host
 	// advertises an anonymous actor). Otherwise such a request is 401.

@@ -25,8 +25,9 @@
 //
 // # Request path
 //
-// guard.go lists the guard's steps and their answers: POST only; Origin
-// allowlist and the loopback Host check against DNS rebinding (403);
+// guard.go lists the guard's steps and their answers: POST only; the
+// loopback Host check against DNS rebinding and the Origin allowlist
+// (403);
 // authentication (401 with WWW-Authenticate, 403) before any work (R115);
 // one JSON-RPC message per POST, member names matched exactly, batches
 // refused; unknown and removed methods 404 -32601 (R110, R112);
@@ -139,9 +140,13 @@
 //     completed task with isError. A tools/call answer has no such status,
 //     so there the run is an isError result with a fixed text ("The tool
 //     failed in the host."), never a JSON-RPC error (R108, R130).
-//   - AllowLoopbackOrigins (off by default) lets a page served from the
-//     loopback interface call a loopback listener; a foreign Host on a
-//     loopback listener is refused regardless (DNS rebinding).
+//   - AllowOwnLoopbackOrigin (off by default) lets the page a loopback
+//     listener serves itself call it: the Origin must name the connection's
+//     scheme, the listener's port and its IP (or localhost on 127.0.0.1 and
+//     [::1]), all read from the connection, never from the Host header. A
+//     page on another port or loopback address is another server and needs
+//     AllowedOrigins; a foreign Host on a loopback listener is refused
+//     whatever the allowlist says (DNS rebinding).
 //   - A blocking call without the tasks extension that outlives
 //     BlockTimeout cancels its run (reason "mcp-request-timeout") and
 //     answers isError: nobody else could ever collect its result.
