@@ -191,30 +191,34 @@ func settled(st interop.RunStatus) bool {
 }
 
 // settle waits up to limit for run to settle and returns its latest state.
-// It ends early when ctx ends.
+// It ends early when ctx ends or the server drains; either way the state
+// returned is read after the wait.
 func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Run, limit time.Duration) (interop.Run, error) {
 	if settled(run.Status) || limit <= 0 {
 		return run, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	if s.draining() {
+		cancel()
+	}
+	defer context.AfterFunc(s.drain, cancel)()
 	for !settled(run.Status) {
-		events, err := s.cfg.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
-		if err != nil {
-			if wctx.Err() != nil {
-				return run, nil
-			}
-			return run, err
-		}
 		reached := false
-		for ev, err := range events {
-			if err != nil {
-				break
+		events, err := s.cfg.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
+		switch {
+		case err == nil:
+			for ev, err := range events {
+				if err != nil {
+					break
+				}
+				if settled(ev.Status) {
+					reached = true
+					break
+				}
 			}
-			if settled(ev.Status) {
-				reached = true
-				break
-			}
+		case wctx.Err() == nil:
+			return run, err
 		}
 		latest, err := s.cfg.Store.GetRun(context.WithoutCancel(ctx), sub, run.ID)
 		if err != nil {
@@ -238,8 +242,14 @@ func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run in
 	case st == interop.StatusWaitingApproval || st == interop.StatusWaitingInput:
 		return s.inputRequired(ctx, inv, &run, round)
 	}
-	// Still working at BlockTimeout, and the caller cannot take a task: the
-	// run has no other owner, so it stops here.
+	// Still working, and the caller cannot take a task: the run has no
+	// other owner, so it stops here — at BlockTimeout, or now because the
+	// server drains, which the caller is told as a protocol error since
+	// the tool itself did nothing wrong.
+	if s.draining() {
+		f.cancel(ReasonRequestCancelled)
+		return nil, errCallDrained
+	}
 	f.cancel(ReasonRequestTimeout)
 	return toolError("The tool did not finish within the server's time limit and was cancelled.")
 }

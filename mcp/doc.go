@@ -132,6 +132,19 @@
 // does affects the run. The host sends notifications/cancelled only to end
 // a listen stream.
 //
+// # Shutdown (Server.Drain, Server.Close)
+//
+// Drain, called as the host's HTTP server starts draining, makes every
+// request the mount is serving answer at once and refuses every later one
+// with HTTP 503 and a JSON-RPC -32603 "Server shutting down". A tools/call
+// waiting on its run answers what the run's state calls for; a run still
+// working becomes CreateTaskResult for a request that declared the Tasks
+// extension (the run continues), and otherwise a 503 -32603 naming the
+// request, after the request, still its owner, cancelled the run (reason
+// "mcp-request-cancelled"). Listen streams end with notifications/cancelled.
+// Close, once the HTTP server has drained, ends what is left and waits for
+// the mount's background work.
+//
 // # Departures worth knowing
 //
 //   - A run the host reports as failed in the host (interop.Run.Fault)

@@ -3,6 +3,7 @@ package mcp
 // The guard: every request passes these steps, in this order, before any
 // tools, tasks or discovery work (issue 5; RULES R110–R116):
 //
+//  0. After Server.Drain every request is 503 -32603 (config.go Drain).
 //  1. POST only (405 with Allow: POST).
 //  2. Origin: on a loopback listener a Host that is not a loopback name is
 //     403 (DNS rebinding); a browser Origin outside AllowedOrigins is 403,
@@ -144,6 +145,10 @@ func served(configured bool, op operation) operation {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.draining() {
+		s.writeError(w, r, nil, errShuttingDown)
+		return
+	}
 	if r.Method != http.MethodPost {
 		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
 		return
