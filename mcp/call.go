@@ -181,7 +181,12 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, inv *invocation
 		f.deliver(func() bool { return s.answerError(w, r, inv, err) })
 		return
 	}
-	f.deliver(func() bool { return s.answer(w, r, inv, result) })
+	handedOver := f.deliver(func() bool { return s.answer(w, r, inv, result) })
+	if handedOver && inv.asTask && !run.Status.Terminal() && !inv.c.caps.ElicitationForm {
+		// A CreateTaskResult went to a client that cannot answer every
+		// input request the run may make later (see guardInput).
+		s.guardInput(inv.c.subject, run, inv.c.caps)
+	}
 }
 
 // settled reports whether a blocking call can answer: the run finished or
@@ -233,14 +238,27 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 }
 
 // outcome encodes the answer for run's state (RULES R108, R118, R127).
+// A run suspended on input the request declared no capability for is
+// refused with -32021 on either path — a task would only wait for an
+// answer its client cannot give — and cancelled, since the refusal hands
+// it to nobody (MCP 2026-07-28 §Missing Required Capabilities; OpenWOP
+// interop §MCP tasks and cancellation).
 func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run interop.Run, round int) ([]byte, error) {
+	suspended := run.Status == interop.StatusWaitingApproval || run.Status == interop.StatusWaitingInput
+	var p projection
+	if suspended {
+		if p = s.project(ctx, inv.c.subject, &run, inv.c.caps, false); p.required != "" {
+			f.cancel(missingCapabilityReason(p.required))
+			return nil, missingCapability(p.required)
+		}
+	}
 	switch st := run.Status; {
 	case st.Terminal():
 		return s.callToolResult(&run)
 	case inv.asTask:
 		return s.createTaskResult(&run)
-	case st == interop.StatusWaitingApproval || st == interop.StatusWaitingInput:
-		return s.inputRequired(ctx, inv, &run, round)
+	case suspended:
+		return s.inputRequired(inv, &run, p, round)
 	}
 	// Still working, and the caller cannot take a task: the run has no
 	// other owner, so it stops here — at BlockTimeout, or now because the

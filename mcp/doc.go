@@ -64,7 +64,10 @@
 //     form mode only for flat, non-secret schemas, URL mode for
 //     credentials (connectUrl) or host pages, otherwise an isError result
 //     saying the input is needed out of band; no elicitation declared is
-//     -32021 {"elicitation":{}}. requestState is sealed by mcp/sealed and
+//     -32021 {"elicitation":{}} (a form without form mode declared,
+//     {"elicitation":{"form":{}}}), and the run, which that answer hands to
+//     nobody, is cancelled (reason "mcp-missing-capability-elicitation" or
+//     "…-elicitation-form"). requestState is sealed by mcp/sealed and
 //     bound to the principal, a TTL, the request digest, the run, the
 //     interrupts and the round; it opens once. A retry resolves each
 //     answered interrupt with the caller as resolver; every refusal
@@ -79,7 +82,13 @@
 //     taskId with one byte-identical -32602; every tasks/* needs the
 //     extension declared in that request (-32021). A tool whose
 //     TaskSupport is required is -32021 for a call without it; forbidden
-//     never becomes a task.
+//     never becomes a task. Input the call declared no capability for is
+//     refused exactly as on a blocking call: -32021 and the run cancelled
+//     when the run suspends while the call waits; when it suspends after
+//     the task was answered, the mount (which follows such a task's run
+//     while it lives) cancels the run, and tasks/get reports the task
+//     failed with that -32021 as its error object. No run waits for an
+//     answer its client cannot give.
 //   - subscriptions/listen (listen.go, R136): an SSE stream, acknowledged
 //     first, then notifications/tasks for the readable tasks named.
 //
@@ -163,9 +172,14 @@
 //   - A blocking call without the tasks extension that outlives
 //     BlockTimeout cancels its run (reason "mcp-request-timeout") and
 //     answers isError: nobody else could ever collect its result.
-//   - A run that suspends on a call that cannot be asked (-32021, or an
-//     out-of-band isError) keeps waiting: the refusal changes nothing, and
-//     the host may resolve it elsewhere.
+//   - A run cancelled for a missing capability is task status failed with
+//     the -32021 error object rather than cancelled (the interop map's
+//     row): the failure is a protocol-level error the mount raised, which
+//     SEP-2663 reports as failed. The need for input is known only when a
+//     run suspends, so a call cannot be refused before its run exists.
+//   - A run that suspends on input that can only be given out of band (the
+//     isError result that says so) keeps waiting: the host may resolve it
+//     elsewhere.
 //   - On the MCP wire the rounds ceiling is -32602 with data.reason
 //     "mcp_mrtr_rounds_exceeded"; R125 names that OpenWOP code for the host
 //     as client.
