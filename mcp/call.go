@@ -181,7 +181,12 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, inv *invocation
 		f.deliver(func() bool { return s.answerError(w, r, inv, err) })
 		return
 	}
-	f.deliver(func() bool { return s.answer(w, r, inv, result) })
+	handedOver := f.deliver(func() bool { return s.answer(w, r, inv, result) })
+	if handedOver && inv.asTask && !run.Status.Terminal() && !inv.c.caps.ElicitationForm {
+		// A CreateTaskResult went to a client that cannot answer every
+		// input request the run may make later (see guardInput).
+		s.guardInput(inv.c.subject, run, inv.c.caps)
+	}
 }
 
 // settled reports whether a blocking call can answer: the run finished or
@@ -191,30 +196,34 @@ func settled(st interop.RunStatus) bool {
 }
 
 // settle waits up to limit for run to settle and returns its latest state.
-// It ends early when ctx ends.
+// It ends early when ctx ends or the server drains; either way the state
+// returned is read after the wait.
 func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Run, limit time.Duration) (interop.Run, error) {
 	if settled(run.Status) || limit <= 0 {
 		return run, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	if s.draining() {
+		cancel()
+	}
+	defer context.AfterFunc(s.drain, cancel)()
 	for !settled(run.Status) {
-		events, err := s.cfg.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
-		if err != nil {
-			if wctx.Err() != nil {
-				return run, nil
-			}
-			return run, err
-		}
 		reached := false
-		for ev, err := range events {
-			if err != nil {
-				break
+		events, err := s.cfg.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
+		switch {
+		case err == nil:
+			for ev, err := range events {
+				if err != nil {
+					break
+				}
+				if settled(ev.Status) {
+					reached = true
+					break
+				}
 			}
-			if settled(ev.Status) {
-				reached = true
-				break
-			}
+		case wctx.Err() == nil:
+			return run, err
 		}
 		latest, err := s.cfg.Store.GetRun(context.WithoutCancel(ctx), sub, run.ID)
 		if err != nil {
@@ -229,27 +238,39 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 }
 
 // outcome encodes the answer for run's state (RULES R108, R118, R127).
+// A run suspended on input the request declared no capability for is
+// refused with -32021 on either path — a task would only wait for an
+// answer its client cannot give — and cancelled, since the refusal hands
+// it to nobody (MCP 2026-07-28 §Missing Required Capabilities; OpenWOP
+// interop §MCP tasks and cancellation).
 func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run interop.Run, round int) ([]byte, error) {
+	suspended := run.Status == interop.StatusWaitingApproval || run.Status == interop.StatusWaitingInput
+	var p projection
+	if suspended {
+		if p = s.project(ctx, inv.c.subject, &run, inv.c.caps, false); p.required != "" {
+			f.cancel(missingCapabilityReason(p.required))
+			return nil, missingCapability(p.required)
+		}
+	}
 	switch st := run.Status; {
-	case st == interop.StatusFailed && run.Fault:
-		return nil, errRunFault
 	case st.Terminal():
 		return s.callToolResult(&run)
 	case inv.asTask:
 		return s.createTaskResult(&run)
-	case st == interop.StatusWaitingApproval || st == interop.StatusWaitingInput:
-		return s.inputRequired(ctx, inv, &run, round)
+	case suspended:
+		return s.inputRequired(inv, &run, p, round)
 	}
-	// Still working at BlockTimeout, and the caller cannot take a task: the
-	// run has no other owner, so it stops here.
+	// Still working, and the caller cannot take a task: the run has no
+	// other owner, so it stops here — at BlockTimeout, or now because the
+	// server drains, which the caller is told as a protocol error since
+	// the tool itself did nothing wrong.
+	if s.draining() {
+		f.cancel(ReasonRequestCancelled)
+		return nil, errCallDrained
+	}
 	f.cancel(ReasonRequestTimeout)
 	return toolError("The tool did not finish within the server's time limit and was cancelled.")
 }
-
-// errRunFault answers a blocking call whose run failed in the host
-// (interop.Run.Fault): a protocol-level error, as the Tasks extension's
-// status failed is, not a tool error the model should read.
-var errRunFault = newError(codeInternalError, "Internal error: the tool failed in the host")
 
 // content is one ContentBlock of a CallToolResult.
 type content struct {
@@ -283,13 +304,24 @@ func toolError(text string) ([]byte, error) {
 	return marshal(callToolResultJSON{ResultType: "complete", Content: []content{{Type: "text", Text: text}}, IsError: true})
 }
 
-// callToolResult projects a terminal run (RULES R108): completed →
-// isError false, the output as text (and as structuredContent when it is
-// an object), each artifact part as an embedded resource; failed and
-// cancelled → isError true with a safe text, never a JSON-RPC error.
+// faultText is the isError text of a run that failed in the host
+// (interop.Run.Fault). Its FailureMessage describes the host's machinery,
+// not the work, so the model is told only that the host failed.
+const faultText = "The tool failed in the host."
+
+// callToolResult projects a terminal run (MCP tools §Error Handling; OpenWOP
+// interop map mcp tools/call): completed → isError false, the output as
+// text (and as structuredContent when it is an object), each artifact part
+// as an embedded resource; failed and cancelled → isError true with a safe
+// text, never a JSON-RPC error. That includes a run that failed in the
+// host: a tools/call answer has no protocol-level failure to report it
+// with; only a task can (status failed, tasks.go).
 func (s *Server) callToolResult(run *interop.Run) ([]byte, error) {
 	switch run.Status {
 	case interop.StatusFailed:
+		if run.Fault {
+			return toolError(faultText)
+		}
 		msg := run.FailureMessage
 		if msg == "" {
 			msg = "The tool failed."

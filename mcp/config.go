@@ -58,13 +58,20 @@ type Config struct {
 	// safe against DNS rebinding; requests without Origin (non-browser
 	// clients) are unaffected. "*" allows every origin.
 	AllowedOrigins []string
-	// AllowLoopbackOrigins, on a loopback listener reached by a loopback
-	// Host, also allows browser Origins naming the loopback interface
-	// (http or https, localhost, 127.0.0.0/8 or [::1], any port): a page
-	// served from this machine. A rebinding page keeps its own (foreign)
-	// Host, which the loopback Host check refuses either way. Off by
-	// default; a local development host turns it on.
-	AllowLoopbackOrigins bool
+	// AllowOwnLoopbackOrigin, on a connection that arrived on a loopback
+	// address, also allows the browser Origin of that very socket: a page
+	// this host serves itself, as a local development host's own UI, or
+	// the official MCP conformance suite's DNS-rebinding check, does. Own
+	// means the connection's scheme, the listener's port (from the
+	// connection, never from the Host header) and as host the listener's
+	// IP literal — http://127.0.0.1:PORT on 127.0.0.1:PORT, http://[::1]:PORT
+	// on [::1]:PORT — or localhost on either of those two. A page from
+	// another port or another loopback address is another server and stays
+	// refused unless listed in AllowedOrigins (the MCP Inspector's UI at
+	// http://localhost:6274, say); so does every Origin on a listener that
+	// is not loopback. The loopback Host check applies either way. Off by
+	// default.
+	AllowOwnLoopbackOrigin bool
 	// AllowAnonymous lets a request the SubjectResolver answers with an
 	// unauthenticated Subject through (RULES R115: only where the host
 	// advertises an anonymous actor). Otherwise such a request is 401.
@@ -139,8 +146,10 @@ const (
 )
 
 // Server serves the MCP 2026-07-28 streamable-HTTP mount over a host's
-// RunStore. Build it with [New], mount [Server.Handler], and call
-// [Server.Close] on shutdown to end the subscriptions/listen streams.
+// RunStore. Build it with [New] and mount [Server.Handler]. On shutdown
+// call [Server.Drain] as the HTTP server starts draining (e.g. from
+// http.Server.RegisterOnShutdown), so every open request answers at once,
+// then [Server.Close] once the HTTP server has drained.
 type Server struct {
 	cfg     Config
 	m       *mapping.Map
@@ -163,6 +172,10 @@ type Server struct {
 	stop   context.CancelFunc
 	workMu sync.Mutex // orders work.Add against Close
 	work   sync.WaitGroup
+
+	// drain is cancelled by Drain.
+	drain      context.Context
+	startDrain context.CancelFunc
 }
 
 // New validates cfg and returns a server. Every problem is reported at once.
@@ -269,6 +282,7 @@ func New(cfg Config) (*Server, error) {
 		inflight: newInflightCalls(),
 		life:     life, stop: stop,
 	}
+	s.drain, s.startDrain = context.WithCancel(context.Background())
 	s.serverInfo, _ = marshal(cfg.ServerInfo) // two strings: cannot fail
 	s.tools = newToolCache(s)
 	return s, nil
@@ -279,11 +293,47 @@ func New(cfg Config) (*Server, error) {
 // under any prefix.
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
+// Drain starts the mount's shutdown: every request it is serving answers
+// now, and every later one is refused, so that a graceful HTTP shutdown
+// is not held up and no client is left with an empty response.
+//
+//   - A tools/call (or MRTR retry) waiting on its run stops waiting and
+//     answers what the run's state calls for at that moment: a finished
+//     run its result and a suspended one its input_required round, as
+//     usual. A run still working is answered with CreateTaskResult when the
+//     request declared the Tasks extension (the run continues; the client
+//     follows it with tasks/get). Otherwise the answer is HTTP 503 with a
+//     JSON-RPC -32603 "Server shutting down: the tool call was cancelled"
+//     naming the request id; as that answer does not hand the run to the
+//     client, the request still owns it and cancels it first, reason
+//     "mcp-request-cancelled" (OpenWOP interop §MCP tasks and
+//     cancellation).
+//   - A subscriptions/listen stream ends as Close ends it, with a final
+//     notifications/cancelled.
+//   - Every request that arrives after Drain, notifications included, is
+//     refused before its body is read: HTTP 503 with a JSON-RPC -32603
+//     "Server shutting down" and no id. 503 is the HTTP answer for a
+//     server that cannot serve now (RFC 9110 §15.6.4); the MCP
+//     streamable-HTTP transport only asks that a request's answer be a
+//     JSON-RPC message in application/json, which it is.
+//
+// A native tool call runs the host's own code and ends when CallTool
+// returns. The drain is told apart from a client going away only if the
+// requests' contexts stay the clients': a host that cancels them at
+// shutdown turns every in-flight call into a disconnect, whose run is
+// cancelled with no answer. Drain is idempotent and safe to call
+// concurrently with requests and with Close.
+func (s *Server) Drain() { s.startDrain() }
+
+// draining reports whether Drain was called.
+func (s *Server) draining() bool { return s.drain.Err() != nil }
+
 // Close ends every open subscriptions/listen stream (each gets a final
 // notifications/cancelled, the only one the host ever sends, RULES R139)
 // and waits for background work the mount started, or returns ctx.Err().
-// Other requests arriving after Close are still served; a listen request
-// is refused with -32603. Close is idempotent.
+// Other requests arriving after Close are still served unless Drain was
+// called; a listen request is refused with -32603 (HTTP 503). Close is
+// idempotent.
 func (s *Server) Close(ctx context.Context) error {
 	s.workMu.Lock()
 	s.stop()

@@ -25,8 +25,9 @@
 //
 // # Request path
 //
-// guard.go lists the guard's steps and their answers: POST only; Origin
-// allowlist and the loopback Host check against DNS rebinding (403);
+// guard.go lists the guard's steps and their answers: POST only; the
+// loopback Host check against DNS rebinding and the Origin allowlist
+// (403);
 // authentication (401 with WWW-Authenticate, 403) before any work (R115);
 // one JSON-RPC message per POST, member names matched exactly, batches
 // refused; unknown and removed methods 404 -32601 (R110, R112);
@@ -63,7 +64,10 @@
 //     form mode only for flat, non-secret schemas, URL mode for
 //     credentials (connectUrl) or host pages, otherwise an isError result
 //     saying the input is needed out of band; no elicitation declared is
-//     -32021 {"elicitation":{}}. requestState is sealed by mcp/sealed and
+//     -32021 {"elicitation":{}} (a form without form mode declared,
+//     {"elicitation":{"form":{}}}), and the run, which that answer hands to
+//     nobody, is cancelled (reason "mcp-missing-capability-elicitation" or
+//     "…-elicitation-form"). requestState is sealed by mcp/sealed and
 //     bound to the principal, a TTL, the request digest, the run, the
 //     interrupts and the round; it opens once. A retry resolves each
 //     answered interrupt with the caller as resolver; every refusal
@@ -78,7 +82,13 @@
 //     taskId with one byte-identical -32602; every tasks/* needs the
 //     extension declared in that request (-32021). A tool whose
 //     TaskSupport is required is -32021 for a call without it; forbidden
-//     never becomes a task.
+//     never becomes a task. Input the call declared no capability for is
+//     refused exactly as on a blocking call: -32021 and the run cancelled
+//     when the run suspends while the call waits; when it suspends after
+//     the task was answered, the mount (which follows such a task's run
+//     while it lives) cancels the run, and tasks/get reports the task
+//     failed with that -32021 as its error object. No run waits for an
+//     answer its client cannot give.
 //   - subscriptions/listen (listen.go, R136): an SSE stream, acknowledged
 //     first, then notifications/tasks for the readable tasks named.
 //
@@ -131,22 +141,45 @@
 // does affects the run. The host sends notifications/cancelled only to end
 // a listen stream.
 //
+// # Shutdown (Server.Drain, Server.Close)
+//
+// Drain, called as the host's HTTP server starts draining, makes every
+// request the mount is serving answer at once and refuses every later one
+// with HTTP 503 and a JSON-RPC -32603 "Server shutting down". A tools/call
+// waiting on its run answers what the run's state calls for; a run still
+// working becomes CreateTaskResult for a request that declared the Tasks
+// extension (the run continues), and otherwise a 503 -32603 naming the
+// request, after the request, still its owner, cancelled the run (reason
+// "mcp-request-cancelled"). Listen streams end with notifications/cancelled.
+// Close, once the HTTP server has drained, ends what is left and waits for
+// the mount's background work.
+//
 // # Departures worth knowing
 //
 //   - A run the host reports as failed in the host (interop.Run.Fault)
-//     is a protocol-level error: task status failed with an error object
-//     (SEP-2663), and on a blocking call a JSON-RPC -32603 (HTTP 500)
-//     rather than an isError result. An ordinary failed run stays a tool
-//     error (R108, R130).
-//   - AllowLoopbackOrigins (off by default) lets a page served from the
-//     loopback interface call a loopback listener; a foreign Host on a
-//     loopback listener is refused regardless (DNS rebinding).
+//     is a protocol-level error on the Tasks surface: task status failed
+//     with an error object (SEP-2663), where an ordinary failed run is a
+//     completed task with isError. A tools/call answer has no such status,
+//     so there the run is an isError result with a fixed text ("The tool
+//     failed in the host."), never a JSON-RPC error (R108, R130).
+//   - AllowOwnLoopbackOrigin (off by default) lets the page a loopback
+//     listener serves itself call it: the Origin must name the connection's
+//     scheme, the listener's port and its IP (or localhost on 127.0.0.1 and
+//     [::1]), all read from the connection, never from the Host header. A
+//     page on another port or loopback address is another server and needs
+//     AllowedOrigins; a foreign Host on a loopback listener is refused
+//     whatever the allowlist says (DNS rebinding).
 //   - A blocking call without the tasks extension that outlives
 //     BlockTimeout cancels its run (reason "mcp-request-timeout") and
 //     answers isError: nobody else could ever collect its result.
-//   - A run that suspends on a call that cannot be asked (-32021, or an
-//     out-of-band isError) keeps waiting: the refusal changes nothing, and
-//     the host may resolve it elsewhere.
+//   - A run cancelled for a missing capability is task status failed with
+//     the -32021 error object rather than cancelled (the interop map's
+//     row): the failure is a protocol-level error the mount raised, which
+//     SEP-2663 reports as failed. The need for input is known only when a
+//     run suspends, so a call cannot be refused before its run exists.
+//   - A run that suspends on input that can only be given out of band (the
+//     isError result that says so) keeps waiting: the host may resolve it
+//     elsewhere.
 //   - On the MCP wire the rounds ceiling is -32602 with data.reason
 //     "mcp_mrtr_rounds_exceeded"; R125 names that OpenWOP code for the host
 //     as client.

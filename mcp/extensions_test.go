@@ -3,11 +3,14 @@ package mcp
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -494,25 +497,48 @@ func TestHandoff(t *testing.T) {
 	wantError(t, e.do(rpc{method: "tools/call", params: map[string]any{"name": "handoff", "arguments": map[string]any{"workflow": "no-such"}}}), http.StatusInternalServerError, codeInternalError)
 }
 
-// TestRunFault: a run that failed in the host (Run.Fault) is a JSON-RPC
-// internal error on a blocking call and task status failed with an error
-// object and no result (SEP-2663), unlike an ordinary failed run.
+// TestRunFault: a run that failed in the host (Run.Fault) answers a
+// tools/call with CallToolResult isError true and a fixed safe text,
+// never a JSON-RPC error — on the first call and on an MRTR retry (MCP
+// tools §Error Handling) — while tasks/get reports its task as status
+// failed with an error object and no result (SEP-2663), unlike an
+// ordinary failed run.
 func TestRunFault(t *testing.T) {
 	e := newEnv(t, withTasks)
-	err := e.store.Register(tenantA, memstore.WorkflowDef{Workflow: interop.Workflow{ID: wfFault, Name: "Host fault"}, Run: func(context.Context, *memstore.RunContext) (json.RawMessage, error) {
-		return nil, memstore.Fault("the backend is down")
-	}})
-	if err != nil {
-		t.Fatal(err)
+	defs := []memstore.WorkflowDef{
+		{Workflow: interop.Workflow{ID: wfFault, Name: "Host fault"}, Run: func(context.Context, *memstore.RunContext) (json.RawMessage, error) {
+			return nil, memstore.Fault("the backend is down")
+		}},
+		{Workflow: interop.Workflow{ID: "ask-then-fault", Name: "Asks, then the host fails"}, Run: func(ctx context.Context, rc *memstore.RunContext) (json.RawMessage, error) {
+			if _, err := rc.Interrupt(ctx, interop.Interrupt{Kind: interop.InterruptClarification, Key: "name", NodeID: "name", Message: "Name?", ResumeSchema: json.RawMessage(nameSchema)}); err != nil {
+				return nil, err
+			}
+			return nil, memstore.Fault("the backend is down")
+		}},
 	}
-	rec := e.do(rpc{method: "tools/call", params: map[string]any{"name": wfFault}})
-	wantError(t, rec, http.StatusInternalServerError, codeInternalError)
-	if strings.Contains(rec.Body.String(), "backend") {
-		t.Fatal("the fault's message reached the wire")
+	for _, def := range defs {
+		if err := e.store.Register(tenantA, def); err != nil {
+			t.Fatal(err)
+		}
 	}
+	wantFaultResult := func(rec *httptest.ResponseRecorder) {
+		t.Helper()
+		want := `{"jsonrpc":"2.0","id":<id>,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"test-host","version":"1.0.0"}},"resultType":"complete","content":[{"type":"text","text":"The tool failed in the host."}],"isError":true}}`
+		var id struct{ ID json.RawMessage }
+		_ = json.Unmarshal(rec.Body.Bytes(), &id)
+		if got := strings.Replace(rec.Body.String(), `"id":`+string(id.ID)+`,`, `"id":<id>,`, 1); rec.Code != http.StatusOK || got != want {
+			t.Errorf("got %d %s\nwant 200 %s", rec.Code, rec.Body, want)
+		}
+	}
+	wantFaultResult(e.do(rpc{method: "tools/call", params: map[string]any{"name": wfFault}}))
+
+	q := rpc{method: "tools/call", caps: `{"elicitation":{}}`, params: map[string]any{"name": "ask-then-fault"}}
+	ir := e.ask(t, q)
+	wantFaultResult(e.do(retryWith(q, ir.RequestState, map[string]any{ir.key(t): map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}})))
+
 	taskID, run := e.startTask(wfFault)
 	e.waitStatus(alice, run.ID, interop.StatusFailed)
-	rec = e.do(taskReq("tasks/get", taskID, nil))
+	rec := e.do(taskReq("tasks/get", taskID, nil))
 	got := result(t, rec)
 	if got["status"] != "failed" || got["result"] != nil || got["error"] == nil {
 		t.Fatalf("faulted task = %v", got)
@@ -691,43 +717,113 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// TestLoopbackOrigins: AllowLoopbackOrigins lets a page served from this
-// machine call a loopback listener; a rebinding page (foreign Host) is
-// refused whatever its Origin.
-func TestLoopbackOrigins(t *testing.T) {
+// TestOwnLoopbackOrigin: AllowOwnLoopbackOrigin lets the page a loopback
+// listener serves itself call it — the Origin names the socket the
+// connection arrived on (scheme, loopback IP or localhost, port) — and
+// nothing else: not another port or loopback address, not a foreign page,
+// not a listener that is not loopback, not a Host header that merely
+// agrees with the Origin.
+func TestOwnLoopbackOrigin(t *testing.T) {
+	v4 := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	v4other := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 8080}
+	v4http := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80}
+	v6 := &net.TCPAddr{IP: net.IPv6loopback, Port: 8080}
+	mapped := &net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 8080}
+	public := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 8080}
 	cases := []struct {
-		option  bool
-		local   bool
+		name    string
+		off     bool
+		local   net.Addr
+		tls     bool
 		host    string
 		origin  string
 		allowed bool
 	}{
-		{true, true, "localhost:8080", "http://localhost:8080", true},
-		{true, true, "127.0.0.1:8080", "http://127.0.0.1:8080", true},
-		{true, true, "[::1]:8080", "https://[::1]:3000", true},
-		{true, true, "localhost:8080", "http://127.0.0.2", true},
-		{false, true, "localhost:8080", "http://localhost:8080", false},
-		{true, true, "evil.example.com", "http://evil.example.com", false},
-		{true, true, "evil.example.com", "http://localhost:8080", false},
-		{true, true, "localhost:8080", "http://evil.example.com", false},
-		{true, true, "localhost:8080", "file://localhost", false},
-		{true, true, "localhost:8080", "http://localhost:8080/path", false},
-		{true, true, "localhost:8080", "http://user@localhost", false},
-		{true, false, "localhost:8080", "http://localhost:8080", false}, // public listener: allowlist only
+		{"IPv4 listener, its own origin", false, v4, false, "127.0.0.1:8080", "http://127.0.0.1:8080", true},
+		{"IPv4 listener reached as localhost", false, v4, false, "localhost:8080", "http://localhost:8080", true},
+		{"IPv4 listener, localhost page calling the IP", false, v4, false, "127.0.0.1:8080", "http://localhost:8080", true},
+		{"IPv6 listener, its own origin", false, v6, false, "[::1]:8080", "http://[::1]:8080", true},
+		{"IPv6 listener reached as localhost", false, v6, false, "localhost:8080", "http://localhost:8080", true},
+		{"IPv4-mapped listener address", false, mapped, false, "127.0.0.1:8080", "http://127.0.0.1:8080", true},
+		{"default port omitted", false, v4http, false, "127.0.0.1", "http://127.0.0.1", true},
+		{"TLS listener, https origin", false, v4, true, "localhost:8080", "https://localhost:8080", true},
+		{"option off", true, v4, false, "127.0.0.1:8080", "http://127.0.0.1:8080", false},
+		{"loopback page on another port", false, v4, false, "localhost:8080", "http://localhost:3000", false},
+		{"Host and Origin agree on another port", false, v4, false, "localhost:3000", "http://localhost:3000", false},
+		{"default port against a listener on 8080", false, v4, false, "localhost:8080", "http://localhost", false},
+		{"another loopback address", false, v4, false, "127.0.0.1:8080", "http://127.0.0.2:8080", false},
+		{"IPv6 origin on an IPv4 listener", false, v4, false, "127.0.0.1:8080", "http://[::1]:8080", false},
+		{"localhost on 127.0.0.2", false, v4other, false, "127.0.0.2:8080", "http://localhost:8080", false},
+		{"https origin on a plain listener", false, v4, false, "localhost:8080", "https://localhost:8080", false},
+		{"http origin on a TLS listener", false, v4, true, "localhost:8080", "http://localhost:8080", false},
+		{"foreign origin", false, v4, false, "localhost:8080", "http://evil.example.com", false},
+		{"foreign origin on the listener's port", false, v4, false, "localhost:8080", "http://evil.example.com:8080", false},
+		{"rebinding: foreign Host", false, v4, false, "evil.example.com:8080", "http://127.0.0.1:8080", false},
+		{"rebinding: foreign Host and Origin", false, v4, false, "evil.example.com", "http://evil.example.com", false},
+		{"not a loopback listener", false, public, false, "localhost:8080", "http://localhost:8080", false},
+		{"path in the origin", false, v4, false, "localhost:8080", "http://localhost:8080/mcp", false},
+		{"userinfo in the origin", false, v4, false, "localhost:8080", "http://u@localhost:8080", false},
+		{"opaque origin", false, v4, false, "localhost:8080", "null", false},
+		{"file origin", false, v4, false, "localhost:8080", "file://", false},
+		{"trailing-dot localhost", false, v4, false, "localhost:8080", "http://localhost.:8080", false},
+		{"zone in the origin", false, v6, false, "[::1]:8080", "http://[::1%25lo]:8080", false},
 	}
 	for _, tc := range cases {
-		e := newEnv(t, func(c *Config) { c.AllowLoopbackOrigins = tc.option })
-		r := rpc{method: "tools/list", hdr: map[string]string{"Origin": tc.origin}}.request()
-		r.Host = tc.host
-		ip := []byte{10, 0, 0, 1}
-		if tc.local {
-			ip = []byte{127, 0, 0, 1}
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.AllowOwnLoopbackOrigin = !tc.off })
+			r := rpc{method: "tools/list", hdr: map[string]string{"Origin": tc.origin}}.request()
+			r.Host = tc.host
+			if tc.tls {
+				r.TLS = &tls.ConnectionState{}
+			}
+			r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tc.local))
+			rec := httptest.NewRecorder()
+			e.h.ServeHTTP(rec, r)
+			if tc.allowed {
+				result(t, rec)
+				return
+			}
+			const refusal = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: origin not allowed"}}`
+			if rec.Code != http.StatusForbidden || rec.Body.String() != refusal {
+				t.Fatalf("got %d %.120s, want 403 %s", rec.Code, rec.Body, refusal)
+			}
+		})
+	}
+}
+
+// TestOwnLoopbackOriginOverTCP: the same decision on a real loopback
+// socket, whose port the test does not choose: the listener's own origin
+// passes, the same origin one port off does not. An allowlist wildcard
+// does not lift the loopback Host check.
+func TestOwnLoopbackOriginOverTCP(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AllowOwnLoopbackOrigin = true })
+	ts := e.serve()
+	addr := ts.Listener.Addr().(*net.TCPAddr)
+	post := func(host, origin string) *http.Response {
+		t.Helper()
+		req := clientRequest(t, testCtx(t), ts.URL, rpc{method: "tools/list", hdr: map[string]string{"Origin": origin}})
+		req.Host = host
+		res, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tcpAddr(ip)))
-		rec := httptest.NewRecorder()
-		e.h.ServeHTTP(rec, r)
-		if (rec.Code == http.StatusOK) != tc.allowed || (!tc.allowed && rec.Code != http.StatusForbidden) {
-			t.Errorf("option %v local %v Host %s Origin %s: %d, want allowed=%v", tc.option, tc.local, tc.host, tc.origin, rec.Code, tc.allowed)
-		}
+		res.Body.Close()
+		return res
+	}
+	own := "http://" + addr.String()
+	if res := post(addr.String(), own); res.StatusCode != http.StatusOK {
+		t.Fatalf("own origin %s: %d", own, res.StatusCode)
+	}
+	if res := post("localhost:"+strconv.Itoa(addr.Port), "http://localhost:"+strconv.Itoa(addr.Port)); res.StatusCode != http.StatusOK {
+		t.Fatalf("own origin as localhost: %d", res.StatusCode)
+	}
+	other := "http://127.0.0.1:" + strconv.Itoa(addr.Port+1)
+	if res := post("127.0.0.1:"+strconv.Itoa(addr.Port+1), other); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("origin %s on %s: %d", other, addr, res.StatusCode)
+	}
+	wild := newEnv(t, func(c *Config) { c.AllowedOrigins = []string{"*"} })
+	ts = wild.serve()
+	if res := post("evil.example.com", "http://evil.example.com"); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("a wildcard allowlist let a rebinding Host through: %d", res.StatusCode)
 	}
 }

@@ -3,8 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +114,78 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("accepted %q", body)
 		}
 	})
+}
+
+// FuzzOwnOrigin: isOwnOrigin accepts exactly the serialized origins of
+// the listener's own socket — the connection's scheme, the listener's
+// port (or the scheme's default when omitted), and its IP literal or
+// localhost on 127.0.0.1 and [::1] — whatever else the Origin holds.
+func FuzzOwnOrigin(f *testing.F) {
+	for _, o := range []string{"http://127.0.0.1:8080", "http://localhost:8080", "http://[::1]:8080", "https://localhost", "http://127.0.0.1", "http://LOCALHOST:8080", "http://127.0.0.1:08080", "http://[::ffff:127.0.0.1]:8080", "null", "http://u@localhost:8080"} {
+		f.Add(o, "127.0.0.1", uint16(8080), false)
+		f.Add(o, "::1", uint16(443), true)
+	}
+	f.Fuzz(func(t *testing.T, origin, ip string, port uint16, tls bool) {
+		addr, err := netip.ParseAddr(ip)
+		if err != nil || !addr.IsLoopback() || addr.Zone() != "" || addr.Is4In6() {
+			return
+		}
+		local := netip.AddrPortFrom(addr, port)
+		if !isOwnOrigin(origin, local, tls) {
+			return
+		}
+		scheme, defaultPort := "http://", uint16(80)
+		if tls {
+			scheme, defaultPort = "https://", 443
+		}
+		host := addr.String()
+		if addr.Is6() {
+			host = "[" + host + "]"
+		}
+		var names []string
+		for _, h := range []string{host, "localhost"} {
+			if h == "localhost" && addr != loopbackV4 && addr != loopbackV6 {
+				continue
+			}
+			names = append(names, scheme+h+":"+strconv.Itoa(int(port)))
+			if port == defaultPort {
+				names = append(names, scheme+h)
+			}
+		}
+		for _, n := range names {
+			if strings.EqualFold(origin, n) || canonicalOrigin(origin) == n {
+				return
+			}
+		}
+		t.Fatalf("isOwnOrigin(%q, %s, tls=%v) accepted an origin that is not the listener's (%v)", origin, local, tls, names)
+	})
+}
+
+// canonicalOrigin rewrites the forms a browser never sends but the check
+// reads alike — an IPv4-mapped or non-canonical IPv6 literal, a port with
+// leading zeros — into the serialization the fuzz target compares with.
+func canonicalOrigin(origin string) string {
+	scheme, hostport, ok := strings.Cut(origin, "://")
+	if !ok {
+		return origin
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), ""
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ip = ip.Unmap()
+		host = ip.String()
+		if ip.Is6() {
+			host = "[" + host + "]"
+		}
+	}
+	if port == "" {
+		return scheme + "://" + host
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return origin
+	}
+	return scheme + "://" + host + ":" + strconv.Itoa(n)
 }

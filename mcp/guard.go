@@ -3,9 +3,12 @@ package mcp
 // The guard: every request passes these steps, in this order, before any
 // tools, tasks or discovery work (issue 5; RULES R110–R116):
 //
+//  0. After Server.Drain every request is 503 -32603 (config.go Drain).
 //  1. POST only (405 with Allow: POST).
-//  2. Origin: a browser Origin outside AllowedOrigins is 403; on a loopback
-//     listener a Host that is not a loopback name is 403 (DNS rebinding).
+//  2. Origin: on a loopback listener a Host that is not a loopback name is
+//     403 (DNS rebinding); a browser Origin outside AllowedOrigins is 403,
+//     unless AllowOwnLoopbackOrigin lets a loopback listener's own origin
+//     through.
 //  3. Authentication through the SubjectResolver: 401 with WWW-Authenticate,
 //     403, or an anonymous Subject only when AllowAnonymous (R115).
 //  4. Body: at most MaxBodyBytes (413), one JSON-RPC message (batches are
@@ -35,6 +38,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -141,6 +145,10 @@ func served(configured bool, op operation) operation {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.draining() {
+		s.writeError(w, r, nil, errShuttingDown)
+		return
+	}
 	if r.Method != http.MethodPost {
 		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
 		return
@@ -181,38 +189,75 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // originAllowed applies the Origin allowlist and, on a loopback listener,
-// the Host check that defeats DNS rebinding.
+// the Host check that defeats DNS rebinding (MCP streamable HTTP §Security
+// & Endpoint: an invalid Origin is 403). The Host check comes first and
+// holds whatever the allowlist says: a rebinding page keeps its own
+// (foreign) Host.
 func (s *Server) originAllowed(r *http.Request) bool {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	loopback := ok && isLoopbackAddr(addr)
-	if origins := r.Header.Values("Origin"); len(origins) > 0 {
-		if s.anyOrig {
-			return true
-		}
-		localPage := loopback && s.cfg.AllowLoopbackOrigins && isLoopbackHost(r.Host)
-		for _, o := range origins {
-			if !s.origins[o] && !(localPage && isLoopbackOrigin(o)) {
-				return false
-			}
-		}
-		return true
+	local, loopback := loopbackListener(r)
+	if loopback && !isLoopbackHost(r.Host) {
+		return false
 	}
-	if loopback {
-		return isLoopbackHost(r.Host)
+	for _, o := range r.Header.Values("Origin") {
+		if s.anyOrig || s.origins[o] {
+			continue
+		}
+		if !loopback || !s.cfg.AllowOwnLoopbackOrigin || !isOwnOrigin(o, local, r.TLS != nil) {
+			return false
+		}
 	}
 	return true
 }
 
-// isLoopbackOrigin reports whether a browser Origin is an http(s) page
-// served from the loopback interface.
-func isLoopbackOrigin(origin string) bool {
-	scheme, host, ok := strings.Cut(origin, "://")
-	return ok && (scheme == "http" || scheme == "https") && !strings.ContainsAny(host, "/?#@") && isLoopbackHost(host)
+// loopbackListener returns the local end of r's connection and whether it
+// is a loopback address. It is where the connection really arrived, unlike
+// the Host header, which the client writes.
+func loopbackListener(r *http.Request) (netip.AddrPort, bool) {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return netip.AddrPort{}, false
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
+	return ap, ap.Addr().IsLoopback()
 }
 
-func isLoopbackAddr(a net.Addr) bool {
-	ap, err := netip.ParseAddrPort(a.String())
-	return err == nil && ap.Addr().Unmap().IsLoopback()
+var (
+	loopbackV4 = netip.MustParseAddr("127.0.0.1")
+	loopbackV6 = netip.IPv6Loopback()
+)
+
+// isOwnOrigin reports whether a browser Origin (RFC 6454 serialization:
+// scheme://host[:port], default port omitted) names the loopback socket
+// the request arrived on: the scheme of the connection (https exactly when
+// it is TLS), the listener's port, and as host either the listener's own
+// IP literal or "localhost" when the listener is 127.0.0.1 or [::1], the
+// addresses localhost resolves to (RFC 6761 §6.3). Another loopback
+// address, or the same address on another port, is another server.
+func isOwnOrigin(origin string, local netip.AddrPort, tls bool) bool {
+	scheme, hostport, ok := strings.Cut(origin, "://")
+	wantScheme, defaultPort := "http", "80"
+	if tls {
+		wantScheme, defaultPort = "https", "443"
+	}
+	if !ok || scheme != wantScheme || hostport == "" || strings.ContainsAny(hostport, "/?#@") {
+		return false
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), defaultPort
+	}
+	if port != strconv.Itoa(int(local.Port())) {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return local.Addr() == loopbackV4 || local.Addr() == loopbackV6
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap() == local.Addr()
 }
 
 // isLoopbackHost reports whether a Host header names the loopback
@@ -229,9 +274,16 @@ func isLoopbackHost(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// authenticate resolves the Subject. A refusal is answered here, after the
-// negotiation of the request's header version is recorded as an
-// unauthenticated exchange (RULES R22, R26).
+// authenticate resolves the Subject. A refusal is answered here, after
+// the exchange is recorded as one refused negotiation.decided, reason
+// "unauthenticated", naming the revision of the MCP-Protocol-Version
+// header as requested (OpenWOP interop §The audit event: every outcome is
+// recorded, a refusal included). That holds for all three refusals: no
+// credential (401), a valid credential the resolver forbids (403) and a
+// resolver fault (500). In none of them did an authenticated peer take
+// part, and the record's reason enum has no "forbidden"; the version was
+// never what decided. The record carries no tenant: the resolver vouched
+// for none, so it is kept but delivered to no subscriber.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.Subject, bool) {
 	sub, err := s.cfg.Subjects.ResolveSubject(r)
 	if err == nil && (sub.Authenticated || s.cfg.AllowAnonymous) {
@@ -240,7 +292,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.S
 	if err == nil {
 		err = interop.ErrUnauthenticated
 	}
-	d := s.cfg.Policy.Inbound(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
+	d := s.cfg.Policy.Unauthenticated(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
 	if rerr := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{}); rerr != nil {
 		s.log.WarnContext(r.Context(), "mcp: negotiation record failed", "error", rerr)
 	}

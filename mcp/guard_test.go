@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/negotiate"
 )
 
 // TestGuardRefusals covers every refusal of the guard: the HTTP status,
@@ -399,5 +401,107 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not name %q: %v", want, err)
 		}
+	}
+}
+
+// recordingSink keeps the host events an Auditor hands it, with the tenant
+// they were published for; onPublish, when set, runs before each is kept.
+type recordingSink struct {
+	interop.EventSink
+	mu        sync.Mutex
+	tenants   []string
+	records   []map[string]any
+	onPublish func()
+}
+
+func (s *recordingSink) PublishHostEvent(ctx context.Context, tenant string, ev interop.HostEvent) error {
+	if s.onPublish != nil {
+		s.onPublish()
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(ev.Payload, &rec); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tenants = append(s.tenants, tenant)
+	s.records = append(s.records, rec)
+	return nil
+}
+
+// TestNegotiationRecordedForAuthRefusals: a request refused by the
+// authentication step records exactly one negotiation.decided before the
+// refusal is written — refused, reason unauthenticated, requested = the
+// header's revision when it is well formed, no tenant — whether the
+// credential is missing (401), forbidden (403) or cannot be resolved
+// (500). An authenticated request that is accepted records ok.
+func TestNegotiationRecordedForAuthRefusals(t *testing.T) {
+	sink := &recordingSink{}
+	e := newEnv(t, func(c *Config) {
+		sink.EventSink = c.Store.(interop.EventSink)
+		c.Auditor = negotiate.NewAuditor(sink, negotiate.AuditorOptions{Synchronous: true})
+	})
+	cases := []struct {
+		name   string
+		q      rpc
+		status int
+		want   map[string]any
+	}{
+		{"no credential", rpc{method: "tools/list", hdr: map[string]string{"Authorization": ""}}, http.StatusUnauthorized,
+			map[string]any{"protocol": "mcp", "outcome": "refused", "reason": "unauthenticated", "requested": Revision}},
+		{"anonymous without AllowAnonymous", rpc{method: "tools/list", as: "anon"}, http.StatusUnauthorized,
+			map[string]any{"protocol": "mcp", "outcome": "refused", "reason": "unauthenticated", "requested": Revision}},
+		{"no credential, revision not offered", rpc{method: "tools/list", hdr: map[string]string{"Authorization": "", "MCP-Protocol-Version": "2025-11-25"}}, http.StatusUnauthorized,
+			map[string]any{"protocol": "mcp", "outcome": "refused", "reason": "unauthenticated", "requested": "2025-11-25"}},
+		{"no credential, malformed revision", rpc{method: "tools/list", hdr: map[string]string{"Authorization": "", "MCP-Protocol-Version": "evil.example"}}, http.StatusUnauthorized,
+			map[string]any{"protocol": "mcp", "outcome": "refused", "reason": "unauthenticated"}},
+		{"no credential, no header", rpc{method: "tools/list", hdr: map[string]string{"Authorization": "", "MCP-Protocol-Version": ""}}, http.StatusUnauthorized,
+			map[string]any{"protocol": "mcp", "outcome": "refused", "reason": "unauthenticated"}},
+		{"forbidden credential", rpc{method: "tools/list", as: "forbidden"}, http.StatusForbidden,
+			map[string]any{"protocol": "mcp", "outcome": "refused", "reason": "unauthenticated", "requested": Revision}},
+		{"resolver fault", rpc{method: "tools/list", as: "broken"}, http.StatusInternalServerError,
+			map[string]any{"protocol": "mcp", "outcome": "refused", "reason": "unauthenticated", "requested": Revision}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sink.mu.Lock()
+			sink.tenants, sink.records = nil, nil
+			sink.mu.Unlock()
+			rec := httptest.NewRecorder()
+			sink.onPublish = func() {
+				if rec.Body.Len() != 0 || rec.Flushed {
+					t.Error("the refusal was written before the exchange was recorded")
+				}
+			}
+			e.h.ServeHTTP(rec, tc.q.request())
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
+			}
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			if len(sink.records) != 1 {
+				t.Fatalf("%d records, want exactly 1", len(sink.records))
+			}
+			if sink.tenants[0] != "" {
+				t.Errorf("record published for tenant %q, want none", sink.tenants[0])
+			}
+			got := sink.records[0]
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %v, want %v (record %v)", k, got[k], v, got)
+				}
+			}
+			for _, k := range []string{"version", "requested"} {
+				if _, set := tc.want[k]; !set && got[k] != nil {
+					t.Errorf("record carries %s %v", k, got[k])
+				}
+			}
+		})
+	}
+	sink.onPublish = nil
+	sink.tenants, sink.records = nil, nil
+	result(t, e.do(rpc{method: "tools/list"}))
+	if len(sink.records) != 1 || sink.tenants[0] != tenantA || sink.records[0]["outcome"] != "accepted" || sink.records[0]["reason"] != "ok" || sink.records[0]["version"] != Revision {
+		t.Fatalf("accepted request recorded %v for tenants %v", sink.records, sink.tenants)
 	}
 }

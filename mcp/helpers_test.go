@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -267,8 +266,6 @@ func (q rpc) request() *http.Request {
 	}
 	return r
 }
-
-func tcpAddr(ip []byte) net.Addr { return &net.TCPAddr{IP: ip, Port: 8080} }
 
 func quote(s string) string {
 	b, _ := json.Marshal(s)

@@ -22,7 +22,36 @@ const (
 	ReasonRequestTimeout = "mcp-request-timeout"
 	// ReasonTaskCancelled: tasks/cancel.
 	ReasonTaskCancelled = "mcp-task-cancelled"
+	// ReasonMissingElicitation and ReasonMissingFormElicitation: the run
+	// suspended on input the tools/call that started (or continued) it
+	// declared no capability for — no elicitation at all, or no form mode
+	// for a form — so nobody holding the call could ever answer it. The
+	// call was refused with -32021, or, had it become a task, tasks/get
+	// reports the task failed with that -32021 (tasks.go).
+	ReasonMissingElicitation     = "mcp-missing-capability-elicitation"
+	ReasonMissingFormElicitation = "mcp-missing-capability-elicitation-form"
 )
+
+// missingCapabilityReason is the cancel reason for a run stopped because
+// its request lacked required (a requiredCapabilities object).
+func missingCapabilityReason(required string) string {
+	if required == requiredElicitationForm {
+		return ReasonMissingFormElicitation
+	}
+	return ReasonMissingElicitation
+}
+
+// requiredByReason is the requiredCapabilities object of a run cancelled
+// with reason, or "" when the reason is not a missing capability.
+func requiredByReason(reason string) string {
+	switch reason {
+	case ReasonMissingElicitation:
+		return requiredElicitation
+	case ReasonMissingFormElicitation:
+		return requiredElicitationForm
+	}
+	return ""
+}
 
 // cancelTimeout bounds a cancelRun issued on the client's behalf after the
 // request context is gone.
@@ -97,14 +126,15 @@ func (f *flight) cancel(reason string) {
 // deliver writes the response with write, which reports whether the whole
 // response reached the connection, and ends the ownership: when it did
 // not, the run is cancelled rather than left to a client that will never
-// see its answer.
-func (f *flight) deliver(write func() bool) {
+// see its answer. It reports whether the response was sent.
+func (f *flight) deliver(write func() bool) bool {
 	f.mu.Lock()
 	f.sending = true
 	f.mu.Unlock()
 	f.sent = write()
 	close(f.written)
 	f.end(f.sent)
+	return f.sent
 }
 
 // abandon ends the ownership of a request whose client is gone without

@@ -10,7 +10,7 @@ package mcp
 // id. The stream ends when the client goes away, or — with a final
 // notifications/cancelled naming the listen request, the only time the
 // host sends that notification (R139) — when every acknowledged task has
-// finished or the server closes.
+// finished or the server drains or closes.
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 		tasks = append(tasks, &listenTask{taskID: id, runID: runID})
 	}
 	if !s.begin() {
-		s.writeError(w, r, c.msg.id, newError(codeInternalError, "The server is shutting down"))
+		s.writeError(w, r, c.msg.id, errShuttingDown)
 		return
 	}
 	defer s.end()
@@ -124,6 +124,9 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 		case <-ctx.Done():
 			return
 		case <-s.life.Done():
+			st.cancelled(c.msg.id, "The server is shutting down.")
+			return
+		case <-s.drain.Done():
 			st.cancelled(c.msg.id, "The server is shutting down.")
 			return
 		case <-keepAlive.C:

@@ -248,13 +248,11 @@ func primitiveProperty(prop map[string]json.RawMessage) bool {
 	return true
 }
 
-// inputRequired answers a suspended run without the tasks extension.
-func (s *Server) inputRequired(ctx context.Context, inv *invocation, run *interop.Run, round int) ([]byte, error) {
-	p := s.project(ctx, inv.c.subject, run, inv.c.caps, false)
-	switch {
-	case p.required != "":
-		return nil, missingCapability(p.required)
-	case p.outOfBand != "":
+// inputRequired answers a suspended run without the tasks extension, with
+// p, the projection of its interrupts for the request (outcome refused it
+// already when a capability is missing).
+func (s *Server) inputRequired(inv *invocation, run *interop.Run, p projection, round int) ([]byte, error) {
+	if p.outOfBand != "" {
 		return toolError(p.outOfBand)
 	}
 	digest, derr := inv.digest()

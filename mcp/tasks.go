@@ -38,8 +38,9 @@ type taskJSON struct {
 }
 
 type taskError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 // notificationMeta carries the subscription id on listen-stream
@@ -109,16 +110,24 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 		t.Result = res
 	case mapping.TaskFailed:
 		t.Error = &taskError{Code: codeInternalError, Message: "The task failed in the host."}
+		if required := requiredByReason(run.CancelReason); required != "" {
+			e := missingCapability(required)
+			t.Error = &taskError{Code: e.code, Message: e.message, Data: e.data}
+		}
 	}
 	return t, nil
 }
 
 // taskStatus is run's task status (RULES R130): the interop map's
-// projection, except that a run that failed in the host (Run.Fault) is the
-// protocol-level status failed rather than a completed task whose result
-// has isError (SEP-2663 error semantics).
+// projection, except for the two protocol-level failures that are status
+// failed with an error object rather than a task the client could read a
+// result from (SEP-2663 error semantics): a run that failed in the host
+// (Run.Fault), and a run the mount cancelled because the call that
+// created the task declared no capability for the input it then needed
+// (guardInput): its error is the -32021 the blocking call would have got.
 func (s *Server) taskStatus(run *interop.Run) (mapping.TaskStatus, error) {
-	if run.Status == interop.StatusFailed && run.Fault {
+	if run.Status == interop.StatusFailed && run.Fault ||
+		run.Status == interop.StatusCancelled && requiredByReason(run.CancelReason) != "" {
 		return mapping.TaskFailed, nil
 	}
 	status, ok := s.m.MCPTaskStatus(run.Status)
@@ -126,6 +135,73 @@ func (s *Server) taskStatus(run *interop.Run) (mapping.TaskStatus, error) {
 		return "", errors.New("mcp: no task status for run status " + string(run.Status))
 	}
 	return status, nil
+}
+
+// guardInput follows the run of a task handed to a call that declared no
+// form elicitation, until the run ends or the server closes. The need for
+// input is known only when a run suspends, usually after the task was
+// answered, and a task's client answers inputRequests through tasks/update
+// with the capabilities it declared on the call. Should the run suspend on
+// input that call could not answer — the decision that refuses a blocking
+// call with -32021 (outcome) — nobody holding the task ever could: the
+// run is cancelled, with the reason naming the missing capability, and
+// tasks/get reports the task failed with that -32021, which the client
+// can act on by calling again with the capability. No run is left waiting
+// for an answer that cannot come. The guard lives in this process: runs
+// that suspend after Close are not followed.
+func (s *Server) guardInput(sub interop.Subject, run interop.Run, caps ClientCapabilities) {
+	if !s.begin() {
+		return
+	}
+	go func() {
+		defer s.end()
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("mcp: input guard panicked", "panic", v)
+			}
+		}()
+		ctx := s.life
+		if s.stopUnanswerable(ctx, sub, run, caps) {
+			return
+		}
+		events, err := s.cfg.Store.WatchRun(ctx, sub, run.ID, run.LastSequence)
+		if err != nil {
+			return
+		}
+		for ev, err := range events {
+			if err != nil || ev.Terminal() {
+				return
+			}
+			if ev.Type != interop.EventNodeSuspended {
+				continue
+			}
+			latest, err := s.cfg.Store.GetRun(ctx, sub, run.ID)
+			if err != nil || s.stopUnanswerable(ctx, sub, latest, caps) {
+				return
+			}
+		}
+	}()
+}
+
+// stopUnanswerable cancels run when it waits on input caps cannot answer,
+// and reports whether the guard is done (the run ended or was cancelled).
+func (s *Server) stopUnanswerable(ctx context.Context, sub interop.Subject, run interop.Run, caps ClientCapabilities) bool {
+	if run.Status.Terminal() {
+		return true
+	}
+	if run.Status != interop.StatusWaitingApproval && run.Status != interop.StatusWaitingInput {
+		return false
+	}
+	required := s.project(ctx, sub, &run, caps, false).required
+	if required == "" {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer cancel()
+	if _, err := s.cfg.Store.CancelRun(cctx, sub, run.ID, missingCapabilityReason(required)); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
+		s.log.Warn("mcp: cancelling a run nobody can answer failed", "error", err)
+	}
+	return true
 }
 
 // errUnknownTask answers every taskId the caller cannot read: unknown,

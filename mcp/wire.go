@@ -9,6 +9,7 @@ package mcp
 //	-32602, -32020, -32021, -32022                  400
 //	-32601 method not found                         404
 //	-32603 internal error                           500
+//	-32603 while shutting down (Server.Drain)       503
 //	refusals before the body (405, 401, 403, 413)   their own status, -32600, no id
 
 import (
@@ -77,6 +78,14 @@ func (e *rpcError) withData(v any) *rpcError {
 func errInvalidParams(msg string) *rpcError { return newError(codeInvalidParams, msg) }
 
 func errInternal() *rpcError { return newError(codeInternalError, "Internal error") }
+
+// errShuttingDown refuses a request that arrives after Server.Drain (or a
+// listen request after Close).
+var errShuttingDown = &rpcError{code: codeInternalError, message: "Server shutting down", status: http.StatusServiceUnavailable}
+
+// errCallDrained answers a blocking tools/call whose run was still working
+// when Server.Drain was called; the run was cancelled.
+var errCallDrained = &rpcError{code: codeInternalError, message: "Server shutting down: the tool call was cancelled", status: http.StatusServiceUnavailable}
 
 // errAs reports err as an *rpcError, turning anything else into the
 // generic internal error (whose text never reaches the wire).

@@ -20,11 +20,15 @@ const mcpPath = wopinterop.DefaultMCPPath
 // wopinterop.Config); an unknown or missing key is 401 with
 // WWW-Authenticate: Bearer before any MCP work. AllowedOrigins is empty on
 // purpose: a request carrying a browser Origin header is refused with 403,
-// whatever the origin, while non-browser clients (SDKs, curl), which send
-// no Origin, are unaffected. On a loopback listener the mount also refuses
-// a Host header that does not name the loopback interface (DNS rebinding),
-// so behind a reverse proxy the proxy must reach the host on a non-loopback
-// address or keep a loopback Host.
+// while non-browser clients (SDKs, curl), which send no Origin, are
+// unaffected. The one browser Origin let through is the host's own when it
+// listens on loopback (AllowOwnLoopbackOrigin: the scheme, loopback address
+// and port the connection arrived on, e.g. http://127.0.0.1:8080 or
+// http://localhost:8080): a page this host serves, and what the official
+// MCP conformance suite's DNS-rebinding check sends. On a loopback listener
+// the mount also refuses a Host header that does not name the loopback
+// interface (DNS rebinding), so behind a reverse proxy the proxy must reach
+// the host on a non-loopback address or keep a loopback Host.
 //
 // sealKey seals requestState, the MRTR round a client echoes back; with
 // the default per-process random key, a round that is pending across a
@@ -35,8 +39,9 @@ func mcpConfig(version string, sealKey []byte) *wopinterop.MCPConfig {
 		Facet:   facets.MCP{RefreshedAt: upstreamRefreshedAt},
 		SealKey: sealKey,
 		Server: mcp.Config{
-			ServerInfo: mcp.Implementation{Name: implementationName, Version: version},
-			Tasks:      true,
+			ServerInfo:             mcp.Implementation{Name: implementationName, Version: version},
+			Tasks:                  true,
+			AllowOwnLoopbackOrigin: true,
 		},
 	}
 }

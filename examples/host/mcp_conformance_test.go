@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,5 +185,53 @@ func TestMCPConformanceSuite(t *testing.T) {
 		mcp.Revision, reqPassed, len(required), reqChecks, tasksPassed, len(tasks), tasksChecks)
 	if t.Failed() {
 		t.Logf("suite output (exit %v):\n%s", runErr, log.String())
+	}
+}
+
+// TestMCPConformanceMountOrigins: /mcp-conformance answers the request the
+// suite's dns-rebinding-protection scenario sends — server/discover with
+// Host and Origin both the server URL's own — with a 2xx, and refuses a
+// foreign Host and Origin, a loopback page on another port and a foreign
+// page with 403, without Node.
+func TestMCPConformanceMountOrigins(t *testing.T) {
+	h := newTestHost(t)
+	own := strings.TrimPrefix(h.url, "http://")
+	port := own[strings.LastIndex(own, ":")+1:]
+	discover := func(host, origin string) (int, string) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"` + metaVersion + `":"` + mcpRevision + `","` + metaCaps + `":{}}}}`
+		hr, err := http.NewRequest(http.MethodPost, h.url+mcpConformancePath, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "application/json, text/event-stream")
+		hr.Header.Set("MCP-Protocol-Version", mcpRevision)
+		hr.Header.Set("Mcp-Method", "server/discover")
+		hr.Header.Set("Origin", origin)
+		client := &http.Client{Transport: hostRewriter{host: host, next: h.client.Transport}}
+		res, err := client.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(res.Body)
+		return res.StatusCode, b.String()
+	}
+	for _, host := range []string{own, "localhost:" + port} {
+		if status, body := discover(host, "http://"+host); status != http.StatusOK || !strings.Contains(body, `"supportedVersions":["`+mcpRevision+`"]`) {
+			t.Errorf("own origin http://%s: %d %s", host, status, body)
+		}
+	}
+	const refusal = `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: origin not allowed"}}`
+	for _, tc := range [][2]string{
+		{"evil.example.com", "http://evil.example.com"}, // the scenario's rebinding request
+		{own, "http://evil.example.com"},
+		{own, "http://localhost:1"},
+	} {
+		if status, body := discover(tc[0], tc[1]); status != http.StatusForbidden || body != refusal {
+			t.Errorf("Host %s Origin %s: %d %s", tc[0], tc[1], status, body)
+		}
 	}
 }

@@ -194,9 +194,10 @@ func TestMCPNegotiationOnHostEvents(t *testing.T) {
 
 // TestMCPGuardAsConfigured: the demo's credentials and Origin policy. The
 // bearer keys are the only way in (401 with a Bearer challenge otherwise);
-// AllowedOrigins is empty, so any request with a browser Origin — even the
-// host's own — is 403, while requests without one pass; the loopback
-// listener refuses a foreign Host (DNS rebinding).
+// AllowedOrigins is empty, so a request with a browser Origin is 403 —
+// except the host's own origin on its loopback listener — while requests
+// without one pass; the loopback listener refuses a foreign Host (DNS
+// rebinding).
 func TestMCPGuardAsConfigured(t *testing.T) {
 	h := newTestHost(t)
 	for _, tc := range []struct {
@@ -208,9 +209,9 @@ func TestMCPGuardAsConfigured(t *testing.T) {
 	}{
 		{"no credential", "", nil, http.StatusUnauthorized, -32600},
 		{"unknown key", "not-a-key", nil, http.StatusUnauthorized, -32600},
-		{"the host's own origin", acmeKey, map[string]string{"Origin": h.url}, http.StatusForbidden, -32600},
 		{"a foreign origin", acmeKey, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden, -32600},
-		{"a loopback page", acmeKey, map[string]string{"Origin": "http://localhost:3000"}, http.StatusForbidden, -32600},
+		{"a loopback page on another port", acmeKey, map[string]string{"Origin": "http://localhost:3000"}, http.StatusForbidden, -32600},
+		{"the host's own origin over https", acmeKey, map[string]string{"Origin": strings.Replace(h.url, "http://", "https://", 1)}, http.StatusForbidden, -32600},
 		{"a rebinding Host", acmeKey, map[string]string{"Host": "evil.example"}, http.StatusForbidden, -32600},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,6 +231,15 @@ func TestMCPGuardAsConfigured(t *testing.T) {
 				t.Errorf("a refused request reached the tools: %s", res.Body)
 			}
 		})
+	}
+	// The host's own origin, as the listener's IP or as localhost, passes.
+	port := h.url[strings.LastIndex(h.url, ":")+1:]
+	for _, origin := range []string{h.url, "http://localhost:" + port} {
+		r, dec := mcpPostHost(t, h, mcpReq{Key: acmeKey, Method: "tools/list", Headers: map[string]string{"Origin": origin}}, strings.TrimPrefix(origin, "http://"))
+		wantStatus(t, r, http.StatusOK)
+		if len(dec.Result["tools"].([]any)) != 5 {
+			t.Errorf("own origin %s: %s", origin, r.Body)
+		}
 	}
 	// Each demo key reaches its own tenant's tools.
 	for _, key := range []string{acmeKey, globexKey} {

@@ -17,9 +17,10 @@ import (
 // (package mcpfixtures) in their own demo tenant, beside the OpenWOP
 // fixtures on /mcp. The suite sends no credential, so every caller of this
 // path is an anonymous Subject in mcpfixtures.Tenant: a tenant that holds
-// nothing but the fixtures and that no API key reaches. Loopback pages may
-// call it, because the suite's DNS-rebinding scenario sends a loopback
-// Origin.
+// nothing but the fixtures and that no API key reaches. On a loopback
+// listener a page of the host's own origin may call it, because the
+// suite's DNS-rebinding scenario sends the server URL's origin (and Host)
+// and expects a 2xx; any other Origin is 403.
 const mcpConformancePath = "/mcp-conformance"
 
 // conformanceMount is the suite's MCP server and its audit trail.
@@ -50,13 +51,13 @@ func newConformanceMount(cfg config, version string, sealKey []byte) (*conforman
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{Tenant: mcpfixtures.Tenant, Principal: "conformance-client"}, nil
 		}),
-		AllowAnonymous:       true,
-		AllowLoopbackOrigins: true,
-		Tasks:                true,
-		ServerInfo:           mcp.Implementation{Name: implementationName + " (MCP conformance fixtures)", Version: version},
-		BlockTimeout:         10 * time.Second,
-		Logger:               cfg.Logger,
-		Now:                  cfg.Now,
+		AllowAnonymous:         true,
+		AllowOwnLoopbackOrigin: true,
+		Tasks:                  true,
+		ServerInfo:             mcp.Implementation{Name: implementationName + " (MCP conformance fixtures)", Version: version},
+		BlockTimeout:           10 * time.Second,
+		Logger:                 cfg.Logger,
+		Now:                    cfg.Now,
 	}
 	mcpfixtures.New().Configure(&mc)
 	srv, err := mcp.New(mc)

@@ -359,11 +359,11 @@ func newMount(t testing.TB) (*httptest.Server, *memstore.Store) {
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{Tenant: mcpfixtures.Tenant, Principal: "conformance-client"}, nil
 		}),
-		AllowAnonymous:       true,
-		AllowLoopbackOrigins: true,
-		Tasks:                true,
-		ServerInfo:           mcp.Implementation{Name: "wopinterop-mcp-fixtures", Version: "1.0.0"},
-		BlockTimeout:         10 * time.Second,
+		AllowAnonymous:         true,
+		AllowOwnLoopbackOrigin: true,
+		Tasks:                  true,
+		ServerInfo:             mcp.Implementation{Name: "wopinterop-mcp-fixtures", Version: "1.0.0"},
+		BlockTimeout:           10 * time.Second,
 	}
 	mcpfixtures.New().Configure(&cfg)
 	srv, err := mcp.New(cfg)
