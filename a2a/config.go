@@ -76,7 +76,11 @@ type Config struct {
 	// them; with a single routed workflow no selector is needed.
 	Routed []interop.Workflow
 	// SelectWorkflow picks the workflow for a new task when more than one
-	// is routed. Nil means: the skill id named in message.metadata.skillId.
+	// is a candidate: the routed workflows, or through a per-agent routing
+	// value the agent's workflows the caller may start, in the agent's
+	// order (the first is the agent's default). Nil means: the skill id
+	// named in message.metadata.skillId, and through an agent the default
+	// when the message names none.
 	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
 
 	// Inventory and Routing enable per-agent cards (RULES R34–R40). Both or
