@@ -100,10 +100,9 @@ func settled(st interop.RunStatus) bool { return st.Terminal() || st.Suspended()
 // settles, BlockTimeout passes or the server drains, then reads the run as
 // it is.
 func (s *Server) awaitSettled(ctx context.Context, c *call, run interop.Run) (interop.Run, error) {
-	dctx, release := s.untilDrain(ctx)
-	defer release()
-	wctx, cancel := context.WithTimeout(dctx, s.cfg.BlockTimeout)
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.BlockTimeout)
 	defer cancel()
+	defer context.AfterFunc(s.drain, cancel)()
 	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
 	if err == nil {
 		for ev, err := range events {
