@@ -60,7 +60,7 @@ func requestedVersion(r *http.Request) string {
 // unserved version. The decision is recorded as a host event of the
 // caller's tenant even when the request is then refused; an inbound
 // request never writes to a run's log, so a refused request appends no
-// event (RULES R22, R26).
+// event (OpenWOP interop.md §The audit event).
 func (s *Server) prepare(r *http.Request) (*call, error) {
 	if s.draining() {
 		// Nothing is resolved or recorded: the host is closing its
@@ -109,7 +109,8 @@ func (s *Server) prepare(r *http.Request) (*call, error) {
 // selects what the request acts on: a new task (SendMessage without
 // taskId) and GetExtendedAgentCard. An empty value is the host interface.
 // A value outside the caller's inventory — another tenant's, never minted,
-// malformed — answers exactly like a never-minted one (RULES R38).
+// malformed — answers exactly like a never-minted one (OpenWOP interop.md
+// §Non-disclosure).
 func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) error {
 	if routingValue == "" {
 		return nil

@@ -40,7 +40,8 @@
 //     routing value R, resolved only for an authenticated caller and only
 //     among the caller's agents; any other value (another tenant's R, a
 //     tenant name, never minted, malformed) is answered exactly like a
-//     never-minted one: -32602 on "tenant", -32007 (R37, R38).
+//     never-minted one: -32602 on "tenant", -32007 (OpenWOP interop.md
+//     §Non-disclosure).
 //   - ListTasks: one of the caller's R narrows the list to the runs of the
 //     workflows routed to that agent, started through any surface — a
 //     filter on the one run store (ListRunsQuery.WorkflowID for an agent

@@ -646,7 +646,8 @@ func safeField(f string) bool {
 
 // rpcTaskParams decodes the params of a task-addressed method and reads
 // its task id in any accepted form into the bound form. An id that is not
-// a tenant-bound id answers exactly like an unknown task (RULES R74):
+// a tenant-bound id answers exactly like an unknown task (OpenWOP
+// interop.md §Isolation):
 // unreadable is unknown. The params' tenant is not read: on an existing
 // task it is a routing hint the id makes moot (see routingHint).
 func (s *Server) rpcTaskParams(params []byte, sh shape, v any, id *wire.TaskID, field string) error {
@@ -667,7 +668,8 @@ func (s *Server) rpcTaskParams(params []byte, sh shape, v any, id *wire.TaskID, 
 // rpcSendTarget checks a SendMessage request's message and resolves the
 // routing value of a new task: an R outside the caller's inventory is
 // -32602 (field tenant), the same for never-minted and foreign values
-// (RULES R38). A message to an existing task ignores tenant (see
+// (OpenWOP interop.md §Non-disclosure). A message to an existing task
+// ignores tenant (see
 // routingHint).
 func (s *Server) rpcSendTarget(ctx context.Context, c *call, p *wire.SendMessageRequest) error {
 	if p.Message == nil {

@@ -89,7 +89,8 @@ func TestRPCUnreadableIsUnknown(t *testing.T) {
 }
 
 // TestRPCListTasksIsScoped: globex's ListTasks never shows acme's tasks, by
-// contextId or with acme's tenant as a routing hint (RULES R48, R82); a
+// contextId or with acme's tenant as a routing hint (OpenWOP interop.md
+// §Isolation); a
 // hint that is none of globex's routing values is ignored: the answer is
 // byte for byte the one without it.
 func TestRPCListTasksIsScoped(t *testing.T) {

@@ -56,7 +56,8 @@ import (
 // binding. Where it selects what the request acts on — GetExtendedAgentCard
 // and SendMessage without taskId — it is resolved after authentication,
 // and one the caller may not use is answered exactly like a never-minted
-// one (RULES R37, R38): -32007, and 400 with a BadRequest on "tenant". On
+// one (OpenWOP interop.md §Non-disclosure): -32007, and 400 with a
+// BadRequest on "tenant". On
 // ListTasks it is a hint: one of the caller's agents narrows the list to
 // that agent's tasks, any other value is ignored. A route naming an
 // existing task ignores it. A SendMessage body may carry the routing value
@@ -565,7 +566,8 @@ func (s *Server) writeRESTStream(w http.ResponseWriter, r *http.Request, seq ite
 }
 
 // taskAddressed reads the task id of a task-addressed route. A malformed
-// id is answered exactly like an unknown task (RULES R74). The /{tenant}
+// id is answered exactly like an unknown task (OpenWOP interop.md
+// §Isolation). The /{tenant}
 // segment is not read: on an existing task it is a routing hint the id
 // makes moot (see routingHint).
 func (s *Server) taskAddressed(rt restRoute, id *wire.TaskID) error {

@@ -419,7 +419,7 @@ func TestRESTIsolation(t *testing.T) {
 		}
 	}
 	// A's agent value is not B's: SendMessage and the agent's card through
-	// it are refused like a never-minted value (R38); ListTasks ignores it
+	// it are refused like a never-minted value; ListTasks ignores it
 	// (TestTenantHintListTasks).
 	for _, route := range []struct{ method, path, body string }{
 		{"POST", "/message:send", restSendBody("m-r", "hi")},

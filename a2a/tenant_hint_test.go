@@ -205,7 +205,7 @@ func TestTenantHintListTasks(t *testing.T) {
 			}
 			// globex naming acme's agent, acme's tenant and acme's context
 			// sees what it sees without the hint: its own task only, none
-			// of acme's (RULES R82 and its clarification).
+			// of acme's (OpenWOP interop.md §Isolation).
 			for _, tenant := range []string{ada, "acme"} {
 				for _, query := range []string{"", "contextId=" + url.QueryEscape(approval.ContextID)} {
 					plain := e.hinted(t, ctx, b, "key-globex", "", listOp(query))
@@ -365,7 +365,8 @@ func TestTenantHintPathAndBodyDisagreeOnExistingTask(t *testing.T) {
 
 // Where tenant selects what the request acts on — a new task and
 // GetExtendedAgentCard — a value outside the caller's inventory is still
-// answered exactly like a never-minted one, on both bindings (RULES R38).
+// answered exactly like a never-minted one, on both bindings (OpenWOP
+// interop.md §Non-disclosure).
 func TestTenantStillSelectsNewTasksAndCards(t *testing.T) {
 	e := newRESTEnv(t)
 	ctx := t.Context()
