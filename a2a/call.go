@@ -54,22 +54,38 @@ func requestedVersion(r *http.Request) string {
 	return r.URL.Query().Get(versionParam)
 }
 
-// prepare runs the steps every request takes before its method: resolve
-// the Subject, decide the version and record the decision, then refuse an
-// unauthenticated caller or an unserved version. The decision is recorded
-// as a host event of the caller's tenant even when the request is then
-// refused; an inbound request never writes to a run's log, so a refused
-// request appends no event (RULES R22, R26).
+// prepare runs the steps every request takes before its method: refuse a
+// request that arrives after Drain, resolve the Subject, decide the version
+// and record the decision, then refuse an unauthenticated caller or an
+// unserved version. The decision is recorded as a host event of the
+// caller's tenant even when the request is then refused; an inbound
+// request never writes to a run's log, so a refused request appends no
+// event (OpenWOP interop.md §The audit event).
 func (s *Server) prepare(r *http.Request) (*call, error) {
+	if s.draining() {
+		// Nothing is resolved or recorded: the host is closing its
+		// resolver and auditor behind the drain.
+		return nil, unavailable()
+	}
 	ctx := r.Context()
 	sub, authErr := s.cfg.Subjects.ResolveSubject(r)
 	if authErr != nil {
 		sub = interop.Subject{}
 	}
-	d := s.cfg.Policy.Inbound(requestedVersion(r), negotiate.Peer{
+	peer := negotiate.Peer{
 		Authenticated: authErr == nil && sub.Authenticated,
 		Origin:        r.Header.Get("Origin"),
-	})
+	}
+	var d negotiate.Decision
+	if errors.Is(authErr, interop.ErrUnauthenticated) {
+		// Every negotiation is authenticated: a request without a valid
+		// credential is a refused exchange, recorded as such before the
+		// 401 (OpenWOP interop.md §Negotiation is a protocol, §The audit
+		// event).
+		d = s.cfg.Policy.Unauthenticated(requestedVersion(r), peer)
+	} else {
+		d = s.cfg.Policy.Inbound(requestedVersion(r), peer)
+	}
 	if err := s.cfg.Auditor.Record(ctx, d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
 		s.log.WarnContext(ctx, "a2a: negotiation record failed", "error", err)
 		return nil, internalError()
@@ -89,10 +105,12 @@ func (s *Server) prepare(r *http.Request) (*call, error) {
 	return &call{subject: sub, version: d.Version, trace: tracecontext.FromHeaders(r.Header)}, nil
 }
 
-// withAgent resolves a per-agent routing value for c. An empty value is the
-// host interface. A value outside the caller's inventory — another
-// tenant's, never minted, malformed — answers exactly like a never-minted
-// one (RULES R38).
+// withAgent resolves a per-agent routing value for c where the value
+// selects what the request acts on: a new task (SendMessage without
+// taskId) and GetExtendedAgentCard. An empty value is the host interface.
+// A value outside the caller's inventory — another tenant's, never minted,
+// malformed — answers exactly like a never-minted one (OpenWOP interop.md
+// §Non-disclosure).
 func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) error {
 	if routingValue == "" {
 		return nil
@@ -108,6 +126,19 @@ func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) er
 	}
 	c.agent = &agent
 	return nil
+}
+
+// routingHint reads the tenant of ListTasks, where it is only a hint: a
+// routing value of one of the caller's agents narrows the list to that
+// agent's tasks; any other value is ignored, so the answer is exactly the
+// one without it. On a request to an existing task the tenant is not read
+// at all: the task id alone names the run, and the caller's Subject alone
+// decides whether it may read it (OpenWOP interop.md §Isolation; A2A
+// 1.0.1 AgentInterface.tenant).
+func (s *Server) routingHint(ctx context.Context, c *call, tenant string) {
+	if s.withAgent(ctx, c, tenant) != nil {
+		c.agent = nil
+	}
 }
 
 // errUnknownRoutingValue marks a routing value that resolves to no agent of

@@ -76,7 +76,11 @@ type Config struct {
 	// them; with a single routed workflow no selector is needed.
 	Routed []interop.Workflow
 	// SelectWorkflow picks the workflow for a new task when more than one
-	// is routed. Nil means: the skill id named in message.metadata.skillId.
+	// is a candidate: the routed workflows, or through a per-agent routing
+	// value the agent's workflows the caller may start, in the agent's
+	// order (the first is the agent's default). Nil means: the skill id
+	// named in message.metadata.skillId, and through an agent the default
+	// when the message names none.
 	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
 
 	// Inventory and Routing enable per-agent cards (RULES R34–R40). Both or
@@ -118,6 +122,9 @@ type Server struct {
 	// push serves the push-config rows and delivers pushes; nil while
 	// push is off.
 	push *push.Service
+	// drain ends when Drain is called (drain.go).
+	drain      context.Context
+	startDrain context.CancelFunc
 }
 
 // New validates cfg and returns a server.
@@ -191,6 +198,7 @@ func New(cfg Config) (*Server, error) {
 		now = time.Now
 	}
 	s := &Server{cfg: cfg, m: m, errs: errs, log: log, now: now, routed: routed}
+	s.drain, s.startDrain = context.WithCancel(context.Background())
 	if cfg.Push != nil {
 		opts := *cfg.Push
 		if opts.Logger == nil {
@@ -217,7 +225,8 @@ func (s *Server) Start(ctx context.Context) error {
 
 // Close stops push delivery: no more run events are followed, and queued
 // pushes are attempted until ctx ends (what is left stays in the outbox).
-// Call it after the HTTP server has drained. Without push it does nothing.
+// Call it after [Server.Drain] and after the HTTP server has drained.
+// Without push it does nothing.
 func (s *Server) Close(ctx context.Context) error {
 	if s.push == nil {
 		return nil

@@ -80,7 +80,7 @@ func FuzzCoreInboundMessage(f *testing.F) {
 			t.Fatalf("role %q", in.host.Role)
 		}
 		for _, kind := range []interop.InterruptKind{interop.InterruptApproval, interop.InterruptClarification} {
-			value, _, err := resumeValue(&m, kind)
+			value, _, err := resumeValue(&m, &interop.Interrupt{Kind: kind, Actions: []string{"accept", "reject"}})
 			if err == nil && value != nil && !json.Valid(value) {
 				t.Fatalf("resume value %q is not JSON", value)
 			}

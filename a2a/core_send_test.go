@@ -265,27 +265,35 @@ func TestCoreSendMessageWorkflowSelection(t *testing.T) {
 	})
 }
 
+// Through an agent, skillId selects among the agent's workflows the caller
+// may start, and a message without one starts the agent's default: the
+// first of them (OpenWOP interop.md §Per-agent cards).
 func TestCoreSendMessageAgentWorkflows(t *testing.T) {
 	env := newCoreEnv(t)
 	cases := []struct {
 		name      string
 		workflows []string
-		skill     string
+		skill     any // message.metadata.skillId; nil: absent
 		state     wire.TaskState
 		field     string // -32602 field when refused
 	}{
-		{"one startable of two", []string{"not-registered", memstore.FixtureNoop}, "", wire.TaskStateCompleted, ""},
-		{"none startable", []string{"not-registered"}, "", "", ""},
-		{"two startable, no skillId", []string{memstore.FixtureNoop, memstore.FixtureFailure}, "", "", skillIDField},
+		{"one startable of two", []string{"not-registered", memstore.FixtureNoop}, nil, wire.TaskStateCompleted, ""},
+		{"none startable", []string{"not-registered"}, nil, "", ""},
+		{"two startable, no skillId: the first", []string{memstore.FixtureNoop, memstore.FixtureFailure}, nil, wire.TaskStateCompleted, ""},
+		{"two startable, no skillId: the first, in the agent's order", []string{memstore.FixtureFailure, memstore.FixtureNoop}, nil, wire.TaskStateFailed, ""},
+		{"first not startable: the first startable", []string{"not-registered", memstore.FixtureFailure, memstore.FixtureNoop}, nil, wire.TaskStateFailed, ""},
 		{"two startable, skillId", []string{memstore.FixtureNoop, memstore.FixtureFailure}, memstore.FixtureFailure, wire.TaskStateFailed, ""},
 		{"skillId outside the agent", []string{memstore.FixtureNoop, memstore.FixtureFailure}, memstore.FixtureApproval, "", skillIDField},
+		{"one startable, skillId outside the agent", []string{memstore.FixtureNoop}, memstore.FixtureApproval, "", skillIDField},
+		{"skillId not startable", []string{memstore.FixtureNoop, "not-registered"}, "not-registered", "", skillIDField},
+		{"skillId not a string", []string{memstore.FixtureNoop, memstore.FixtureFailure}, 7, "", skillIDField},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := asCaller(coreTenantA, "alice")
 			c.agent = &interop.Agent{ID: "agent-1", Workflows: tc.workflows}
 			m := textMessage("m-agent-"+string(rune('a'+i)), "go")
-			if tc.skill != "" {
+			if tc.skill != nil {
 				m.Metadata = map[string]any{"skillId": tc.skill}
 			}
 			task, err := env.srv.sendMessage(coreCtx(t), c, &wire.SendMessageRequest{Message: m})
@@ -300,6 +308,24 @@ func TestCoreSendMessageAgentWorkflows(t *testing.T) {
 				t.Fatalf("state = %s, want %s", task.Status.State, tc.state)
 			}
 		})
+	}
+}
+
+// SelectWorkflow still picks among an agent's workflows, offered in the
+// agent's order with the default first.
+func TestCoreSendMessageAgentSelectWorkflow(t *testing.T) {
+	var offered []string
+	env := newCoreEnv(t, func(c *Config) {
+		c.SelectWorkflow = func(_ *wire.Message, candidates []string) (string, error) {
+			offered = candidates
+			return candidates[len(candidates)-1], nil
+		}
+	})
+	c := asCaller(coreTenantA, "alice")
+	c.agent = &interop.Agent{ID: "agent-1", Workflows: []string{memstore.FixtureNoop, "not-registered", memstore.FixtureFailure}}
+	task := env.send(t, c, textMessage("m-select", "go"))
+	if task.Status.State != wire.TaskStateFailed || !slices.Equal(offered, []string{memstore.FixtureNoop, memstore.FixtureFailure}) {
+		t.Fatalf("state %s, offered %v", task.Status.State, offered)
 	}
 }
 

@@ -17,15 +17,69 @@
 // then prepare (call.go) resolves the Subject, decides the version with the
 // negotiate policy and hands the negotiation.decided record to the auditor
 // as a host event of the caller's tenant — an inbound request never writes
-// to a run's log, so a refused request appends no event. gate refuses a row
-// whose `requires` facet is off with the row's error (R51, R52); withAgent
-// resolves a per-agent routing value only for an authenticated caller and
-// answers any value outside the caller's inventory like a never-minted one
-// (R37, R38). The operation (service.go) reads the run under the caller's
+// to a run's log, so a refused request appends no event. A request refused
+// for a missing or invalid credential is recorded as refused, reason
+// unauthenticated (with the A2A-Version it named, when well formed), for no
+// tenant, before the 401; an accepted authenticated request records reason
+// ok. gate refuses a row whose `requires` facet is off with the row's error
+// (R51, R52); the routing value is read as described under Routing values.
+// The operation (service.go) reads the run under the caller's
 // Subject — unreadable is unknown (R74) — applies the multi-turn rules
 // (R41–R45, R71–R73) and calls the RunStore; project.go turns the Run into
 // a Task through the interop map's state rows (R58–R60); stream.go drives
 // SendStreamingMessage and SubscribeToTask from the run's watch (R46, R50).
+//
+// # Routing values
+//
+// The tenant of a request (params.tenant on JSON-RPC, the /{tenant} path
+// segment on HTTP+JSON) is a routing hint, never a tenant of record: the
+// Subject alone decides what the caller may see. It is read only where it
+// selects something:
+//
+//   - SendMessage without taskId and GetExtendedAgentCard: the per-agent
+//     routing value R, resolved only for an authenticated caller and only
+//     among the caller's agents; any other value (another tenant's R, a
+//     tenant name, never minted, malformed) is answered exactly like a
+//     never-minted one: -32602 on "tenant", -32007 (OpenWOP interop.md
+//     §Non-disclosure).
+//   - ListTasks: one of the caller's R narrows the list to the runs of the
+//     workflows routed to that agent, started through any surface — a
+//     filter on the one run store (ListRunsQuery.WorkflowID for an agent
+//     with one workflow, a run-by-run filter for several). Any other value
+//     is ignored: the answer is byte for byte the one without it.
+//   - Every operation on an existing task (GetTask, CancelTask,
+//     SubscribeToTask, SendMessage with taskId, the push-config rows)
+//     ignores it: the task id names the run.
+//
+// Through R, a new task runs a workflow routed to the agent that the
+// caller may start: the one message.metadata.skillId names (refused -32602
+// when it is not one of them), else the one Config.SelectWorkflow picks
+// among several, else the agent's default — the first of
+// interop.Agent.Workflows the caller may start. On the host interface a
+// message needs a skillId (or SelectWorkflow) when more than one workflow
+// is routed.
+//
+// # Shutdown
+//
+// [Server.Drain] tells a drain from a client that went away: a blocking
+// SendMessage answers at once with the Task as it is (tasks are durable;
+// the client reads the rest with GetTask), streams end cleanly after the
+// events they sent, and requests that arrive later are refused before
+// anything is resolved or recorded — JSON-RPC HTTP 503 with error -32000
+// (ErrorInfo reason SERVER_ERROR, the code a2a-go reads as
+// ErrServerError), HTTP+JSON 503 UNAVAILABLE with the same reason. The
+// public card is still served.
+//
+// # What real clients send
+//
+// @a2a-js/sdk 1.3.0 sends ListTasks status "UNRECOGNIZED" over JSON-RPC
+// when its caller set no status; it filters nothing. A chat client answers
+// an approval in plain text: a message without metadata.openwop.interrupt
+// and without a data part whose whole text (text parts joined by newlines,
+// trimmed, compared exactly) is one of the open approval's actions
+// resolves it as the data part {"action": text} would; any other text
+// carries no resume value, which the store judges as before (memstore
+// refuses it -32602 on resumeValue).
 //
 // # Errors
 //

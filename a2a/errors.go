@@ -3,6 +3,7 @@ package a2a
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/wopinterop/wopinterop/mapping"
 )
@@ -48,6 +49,10 @@ const (
 	// them to its ErrUnauthenticated and ErrUnauthorized.
 	codeUnauthenticated = -31401
 	codeForbidden       = -31403
+	// codeServerError is the first of JSON-RPC 2.0's implementation-defined
+	// server errors (§5.1), the one A2A leaves unused; a2a-go maps it to
+	// its ErrServerError.
+	codeServerError = -32000
 )
 
 // errors holds the constructors, built from the interop map's rows so the
@@ -126,6 +131,13 @@ func unauthenticated() *Error {
 
 func forbidden() *Error {
 	return &Error{Code: codeForbidden, GRPC: "PERMISSION_DENIED", HTTP: 403, Reason: "PERMISSION_DENIED", Message: "not allowed"}
+}
+
+// unavailable refuses a request that arrives after [Server.Drain]. 503 and
+// UNAVAILABLE tell clients and load balancers to retry elsewhere or later;
+// the reason is the one a2a-go reads as ErrServerError on both bindings.
+func unavailable() *Error {
+	return &Error{Code: codeServerError, GRPC: "UNAVAILABLE", HTTP: http.StatusServiceUnavailable, Reason: "SERVER_ERROR", Message: "the server is shutting down; retry the request"}
 }
 
 func payloadTooLarge() *Error {

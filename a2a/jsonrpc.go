@@ -339,15 +339,16 @@ func writeRPCBody(w http.ResponseWriter, status int, body []byte, challenge stri
 // rpcStatus is the HTTP status of a JSON-RPC error response. JSON-RPC
 // errors travel with 200, except the refusals before dispatch that HTTP
 // intermediaries and clients act on: 401 (with a challenge), 403 for a
-// caller the resolver forbids the surface, 413 for an oversized body and
-// 429 for a host rate limit.
+// caller the resolver forbids the surface, 413 for an oversized body, 429
+// for a host rate limit and 503 for a request after Drain.
 func rpcStatus(e *Error, beforeDispatch bool) int {
 	switch {
 	case e.Code == codeUnauthenticated:
 		return http.StatusUnauthorized
 	case e.Code == codeForbidden && beforeDispatch:
 		return http.StatusForbidden
-	case e.HTTP == http.StatusRequestEntityTooLarge, e.HTTP == http.StatusTooManyRequests:
+	case e.HTTP == http.StatusRequestEntityTooLarge, e.HTTP == http.StatusTooManyRequests,
+		e.HTTP == http.StatusServiceUnavailable:
 		return e.HTTP
 	}
 	return http.StatusOK
@@ -439,7 +440,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 
 	case methodGetTask:
 		p := new(wire.GetTaskRequest)
-		if err := s.rpcTaskParams(ctx, c, q.params, shapeGetTaskRequest, p, &p.ID, &p.Tenant, "id"); err != nil {
+		if err := s.rpcTaskParams(q.params, shapeGetTaskRequest, p, &p.ID, "id"); err != nil {
 			return rpcResult{}, err
 		}
 		task, err := s.getTask(ctx, c, p)
@@ -450,9 +451,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 		if err := s.rpcParams(q.params, shapeListTasksRequest, p); err != nil {
 			return rpcResult{}, err
 		}
-		if err := s.withAgent(ctx, c, p.Tenant); err != nil {
-			return rpcResult{}, s.errs.unknownTenant()
-		}
+		s.routingHint(ctx, c, p.Tenant)
 		list, err := s.listTasks(ctx, c, p)
 		if err == nil && list != nil && list.Tasks == nil {
 			list.Tasks = []*wire.Task{} // never null (RULES R48)
@@ -461,7 +460,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 
 	case methodCancelTask:
 		p := new(wire.CancelTaskRequest)
-		if err := s.rpcTaskParams(ctx, c, q.params, shapeCancelTaskRequest, p, &p.ID, &p.Tenant, "id"); err != nil {
+		if err := s.rpcTaskParams(q.params, shapeCancelTaskRequest, p, &p.ID, "id"); err != nil {
 			return rpcResult{}, err
 		}
 		task, err := s.cancelTask(ctx, c, p)
@@ -480,7 +479,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 
 	case methodCreatePushConfig:
 		p := new(wire.PushConfig)
-		if err := s.rpcTaskParams(ctx, c, q.params, shapePushConfig, p, &p.TaskID, &p.Tenant, "taskId"); err != nil {
+		if err := s.rpcTaskParams(q.params, shapePushConfig, p, &p.TaskID, "taskId"); err != nil {
 			return rpcResult{}, err
 		}
 		cfg, err := s.createPushConfig(ctx, c, p)
@@ -488,7 +487,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 
 	case methodGetPushConfig:
 		p := new(wire.GetTaskPushConfigRequest)
-		if err := s.rpcTaskParams(ctx, c, q.params, shapeGetPushConfigRequest, p, &p.TaskID, &p.Tenant, "taskId"); err != nil {
+		if err := s.rpcTaskParams(q.params, shapeGetPushConfigRequest, p, &p.TaskID, "taskId"); err != nil {
 			return rpcResult{}, err
 		}
 		cfg, err := s.getPushConfig(ctx, c, p)
@@ -496,7 +495,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 
 	case methodListPushConfigs:
 		p := new(wire.ListTaskPushConfigRequest)
-		if err := s.rpcTaskParams(ctx, c, q.params, shapeListPushConfigsRequest, p, &p.TaskID, &p.Tenant, "taskId"); err != nil {
+		if err := s.rpcTaskParams(q.params, shapeListPushConfigsRequest, p, &p.TaskID, "taskId"); err != nil {
 			return rpcResult{}, err
 		}
 		list, err := s.listPushConfigs(ctx, c, p)
@@ -507,7 +506,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 
 	case methodDeletePushConfig:
 		p := new(wire.DeleteTaskPushConfigRequest)
-		if err := s.rpcTaskParams(ctx, c, q.params, shapeDeletePushConfigRequest, p, &p.TaskID, &p.Tenant, "taskId"); err != nil {
+		if err := s.rpcTaskParams(q.params, shapeDeletePushConfigRequest, p, &p.TaskID, "taskId"); err != nil {
 			return rpcResult{}, err
 		}
 		return rpcResult{empty: true}, s.deletePushConfig(ctx, c, p)
@@ -535,7 +534,7 @@ func (h *rpcHandler) openStream(ctx context.Context, c *call, q *rpcRequest) (it
 	}
 	if q.method == methodSubscribeToTask {
 		p := new(wire.SubscribeToTaskRequest)
-		if err := s.rpcTaskParams(ctx, c, q.params, shapeSubscribeRequest, p, &p.ID, &p.Tenant, "id"); err != nil {
+		if err := s.rpcTaskParams(q.params, shapeSubscribeRequest, p, &p.ID, "id"); err != nil {
 			return nil, err
 		}
 		return s.subscribe(ctx, c, p)
@@ -645,12 +644,13 @@ func safeField(f string) bool {
 	return true
 }
 
-// rpcTaskParams decodes the params of a task-addressed method, reads its
-// task id in any accepted form into the bound form, and resolves its
-// routing value. An id that is not a tenant-bound id, and a routing value
-// outside the caller's inventory, answer exactly like an unknown task
-// (RULES R38, R74): unreadable is unknown.
-func (s *Server) rpcTaskParams(ctx context.Context, c *call, params []byte, sh shape, v any, id *wire.TaskID, tenant *string, field string) error {
+// rpcTaskParams decodes the params of a task-addressed method and reads
+// its task id in any accepted form into the bound form. An id that is not
+// a tenant-bound id answers exactly like an unknown task (OpenWOP
+// interop.md §Isolation):
+// unreadable is unknown. The params' tenant is not read: on an existing
+// task it is a routing hint the id makes moot (see routingHint).
+func (s *Server) rpcTaskParams(params []byte, sh shape, v any, id *wire.TaskID, field string) error {
 	if err := s.rpcParams(params, sh, v); err != nil {
 		return err
 	}
@@ -662,24 +662,23 @@ func (s *Server) rpcTaskParams(ctx context.Context, c *call, params []byte, sh s
 		return s.errs.taskNotFound()
 	}
 	*id = wire.TaskID(bound)
-	if err := s.withAgent(ctx, c, *tenant); err != nil {
-		return s.errs.taskNotFound()
-	}
 	return nil
 }
 
-// rpcSendTarget checks a SendMessage request's message and resolves its
-// routing value: unknown R is -32001 for a message to a task and -32602
-// (field tenant) for a new task, the same for never-minted and foreign
-// values (RULES R38).
+// rpcSendTarget checks a SendMessage request's message and resolves the
+// routing value of a new task: an R outside the caller's inventory is
+// -32602 (field tenant), the same for never-minted and foreign values
+// (OpenWOP interop.md §Non-disclosure). A message to an existing task
+// ignores tenant (see
+// routingHint).
 func (s *Server) rpcSendTarget(ctx context.Context, c *call, p *wire.SendMessageRequest) error {
 	if p.Message == nil {
 		return s.errs.invalidParams("message", "message is required")
 	}
+	if p.Message.TaskID != "" {
+		return nil
+	}
 	if err := s.withAgent(ctx, c, p.Tenant); err != nil {
-		if p.Message.TaskID != "" {
-			return s.errs.taskNotFound()
-		}
 		return s.errs.unknownTenant()
 	}
 	return nil

@@ -190,6 +190,36 @@ func TestRPCGoldenSuccess(t *testing.T) {
 			},
 		},
 		{
+			// @a2a-js/sdk 1.3.0 sends "UNRECOGNIZED" for a status the
+			// caller did not set: no filter.
+			name:  "list_tasks_status_unrecognized",
+			setup: setupApproval,
+			call: func(v map[string]string) rpcCall {
+				return acme(rpcBody(4, methodListTasks, map[string]any{"status": "UNRECOGNIZED", "contextId": v["context"]}))
+			},
+			check: func(t *testing.T, res rpcReply) {
+				var list wire.ListTasksResponse
+				if err := json.Unmarshal(decodeRPC(t, res).Result, &list); err != nil || len(list.Tasks) != 1 {
+					t.Fatalf("list %+v (%v), want one task", list, err)
+				}
+			},
+		},
+		{
+			// A tenant that is none of the caller's routing values is
+			// ignored (OpenWOP interop.md §Isolation).
+			name:  "list_tasks_unknown_tenant",
+			setup: setupApproval,
+			call: func(v map[string]string) rpcCall {
+				return acme(rpcBody(4, methodListTasks, map[string]any{"tenant": "never-minted", "contextId": v["context"]}))
+			},
+			check: func(t *testing.T, res rpcReply) {
+				var list wire.ListTasksResponse
+				if err := json.Unmarshal(decodeRPC(t, res).Result, &list); err != nil || len(list.Tasks) != 1 {
+					t.Fatalf("list %+v (%v), want one task", list, err)
+				}
+			},
+		},
+		{
 			name: "list_tasks_empty",
 			call: func(map[string]string) rpcCall {
 				return acme(rpcBody(4, methodListTasks, map[string]any{}))
@@ -324,7 +354,7 @@ func TestRPCGoldenErrors(t *testing.T) {
 			return acme(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"file":{}}]}}}`)
 		}, check: wantErr(200, -32602, "")},
 		{name: "error_invalid_params_unknown_tenant", call: func(map[string]string) rpcCall {
-			return acme(rpcBody(1, methodListTasks, map[string]any{"tenant": "never-minted"}))
+			return acme(rpcBody(1, methodSendMessage, map[string]any{"tenant": "never-minted", "message": rpcMessage("m-1", memstore.FixtureNoop, "x")}))
 		}, check: wantErr(200, -32602, "")},
 		// -32600
 		{name: "error_invalid_request_jsonrpc_version", call: func(map[string]string) rpcCall {
@@ -365,6 +395,13 @@ func TestRPCGoldenErrors(t *testing.T) {
 		{name: "error_forbidden", call: func(map[string]string) rpcCall {
 			return rpcCall{key: rpcKeyDenied, body: rpcBody(1, methodGetTask, map[string]any{"id": "acme/AAAAAAAAAAAAAAAAAAAAAAAAAA"})}
 		}, check: wantErr(403, codeForbidden, "PERMISSION_DENIED")},
+		// 503 after Drain
+		{name: "error_draining", setup: func(_ *testing.T, e *rpcEnv) map[string]string {
+			e.srv.Drain()
+			return nil
+		}, call: func(map[string]string) rpcCall {
+			return acme(rpcBody(1, methodGetTask, map[string]any{"id": "acme/AAAAAAAAAAAAAAAAAAAAAAAAAA"}))
+		}, check: wantErr(503, codeServerError, "SERVER_ERROR")},
 		// 413
 		{name: "error_payload_too_large", call: func(map[string]string) rpcCall {
 			return acme(big)

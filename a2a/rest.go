@@ -6,7 +6,6 @@ package a2a
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -53,12 +52,16 @@ import (
 //
 // A first segment other than message:send, message:stream, tasks and
 // extendedAgentCard is the routing value (so /v1/tasks reads as ListTasks
-// for routing value "v1"). It is resolved after authentication, and one the
-// caller may not use is answered exactly like a never-minted one (RULES
-// R37, R38), as on the JSON-RPC binding: GetExtendedAgentCard -32007, a
-// route naming a task 404 TASK_NOT_FOUND, SendMessage without taskId and
-// ListTasks 400 with a BadRequest on "tenant". A SendMessage body may carry
-// the routing value in its tenant member instead; both must agree.
+// for routing value "v1"), read exactly as params.tenant on the JSON-RPC
+// binding. Where it selects what the request acts on — GetExtendedAgentCard
+// and SendMessage without taskId — it is resolved after authentication,
+// and one the caller may not use is answered exactly like a never-minted
+// one (OpenWOP interop.md §Non-disclosure): -32007, and 400 with a
+// BadRequest on "tenant". On
+// ListTasks it is a hint: one of the caller's agents narrows the list to
+// that agent's tasks, any other value is ignored. A route naming an
+// existing task ignores it. A SendMessage body may carry the routing value
+// of a new task in its tenant member instead; both must agree.
 //
 // Query parameters: GetTask reads historyLength; ListTasks reads contextId,
 // status, pageSize, pageToken, historyLength, statusTimestampAfter (also
@@ -338,11 +341,14 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 		if err := s.decodeRESTBody(w, r, req, shapeSendMessageRequest, false); err != nil {
 			return nil, err
 		}
-		tenant, err := s.routingValue(rt.tenant, req.Tenant)
-		if err != nil {
-			return nil, err
+		if req.Message == nil || req.Message.TaskID == "" {
+			// Only a new task is routed (see routingHint).
+			tenant, err := s.routingValue(rt.tenant, req.Tenant)
+			if err != nil {
+				return nil, err
+			}
+			req.Tenant = tenant
 		}
-		req.Tenant = tenant
 		if err := s.rpcSendTarget(ctx, c, req); err != nil {
 			return nil, err
 		}
@@ -370,7 +376,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 			}
 			req.HistoryLength = &n
 		}
-		if err := s.taskAddressed(ctx, c, rt, &req.ID); err != nil {
+		if err := s.taskAddressed(rt, &req.ID); err != nil {
 			return nil, err
 		}
 		task, err := s.getTask(ctx, c, req)
@@ -385,9 +391,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 			return nil, err
 		}
 		req.Tenant = rt.tenant
-		if err := s.withAgent(ctx, c, rt.tenant); err != nil {
-			return nil, s.errs.unknownTenant()
-		}
+		s.routingHint(ctx, c, rt.tenant)
 		resp, err := s.listTasks(ctx, c, req)
 		if err != nil {
 			return nil, err
@@ -404,7 +408,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 			return nil, err
 		}
 		req.Metadata = body.Metadata
-		if err := s.taskAddressed(ctx, c, rt, &req.ID); err != nil {
+		if err := s.taskAddressed(rt, &req.ID); err != nil {
 			return nil, err
 		}
 		task, err := s.cancelTask(ctx, c, req)
@@ -421,7 +425,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 				return nil, err
 			}
 		}
-		if err := s.taskAddressed(ctx, c, rt, &req.ID); err != nil {
+		if err := s.taskAddressed(rt, &req.ID); err != nil {
 			return nil, err
 		}
 		events, err := s.subscribe(ctx, c, req)
@@ -437,7 +441,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 			return nil, err
 		}
 		req.Tenant = rt.tenant
-		if err := s.taskAddressed(ctx, c, rt, &req.TaskID); err != nil {
+		if err := s.taskAddressed(rt, &req.TaskID); err != nil {
 			return nil, err
 		}
 		cfg, err := s.createPushConfig(ctx, c, req)
@@ -448,7 +452,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 
 	case methodGetPushConfig:
 		req := &wire.GetTaskPushConfigRequest{Tenant: rt.tenant, ID: rt.config}
-		if err := s.taskAddressed(ctx, c, rt, &req.TaskID); err != nil {
+		if err := s.taskAddressed(rt, &req.TaskID); err != nil {
 			return nil, err
 		}
 		cfg, err := s.getPushConfig(ctx, c, req)
@@ -468,7 +472,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 			req.PageSize = n
 		}
 		req.PageToken, _ = queryValue(q, "pageToken")
-		if err := s.taskAddressed(ctx, c, rt, &req.TaskID); err != nil {
+		if err := s.taskAddressed(rt, &req.TaskID); err != nil {
 			return nil, err
 		}
 		resp, err := s.listPushConfigs(ctx, c, req)
@@ -482,7 +486,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 
 	case methodDeletePushConfig:
 		req := &wire.DeleteTaskPushConfigRequest{Tenant: rt.tenant, ID: rt.config}
-		if err := s.taskAddressed(ctx, c, rt, &req.TaskID); err != nil {
+		if err := s.taskAddressed(rt, &req.TaskID); err != nil {
 			return nil, err
 		}
 		if err := s.deletePushConfig(ctx, c, req); err != nil {
@@ -561,13 +565,12 @@ func (s *Server) writeRESTStream(w http.ResponseWriter, r *http.Request, seq ite
 	}
 }
 
-// taskAddressed resolves the routing value and the task id of a
-// task-addressed route. An unknown routing value and a malformed id are
-// answered exactly like an unknown task (RULES R38, R74).
-func (s *Server) taskAddressed(ctx context.Context, c *call, rt restRoute, id *wire.TaskID) error {
-	if err := s.withAgent(ctx, c, rt.tenant); err != nil {
-		return s.errs.taskNotFound()
-	}
+// taskAddressed reads the task id of a task-addressed route. A malformed
+// id is answered exactly like an unknown task (OpenWOP interop.md
+// §Isolation). The /{tenant}
+// segment is not read: on an existing task it is a routing hint the id
+// makes moot (see routingHint).
+func (s *Server) taskAddressed(rt restRoute, id *wire.TaskID) error {
 	bound, err := isolation.ParseID(rt.task)
 	if err != nil {
 		return s.errs.taskNotFound()

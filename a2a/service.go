@@ -37,8 +37,7 @@ const (
 	contextPrefix = "ctx-"
 	// cancelReason is the reason CancelTask gives cancelRun.
 	cancelReason = "a2a-cancel-task"
-	// skillIDField is where a client names the skill of a new task when
-	// more than one is routed.
+	// skillIDField is where a client names the skill of a new task.
 	skillIDField = "message.metadata.skillId"
 )
 
@@ -98,10 +97,12 @@ func (s *Server) sendMessage(ctx context.Context, c *call, req *wire.SendMessage
 func settled(st interop.RunStatus) bool { return st.Terminal() || st.Suspended() }
 
 // awaitSettled follows the run's log from the write's sequence until it
-// settles or BlockTimeout passes, then reads the run as it is.
+// settles, BlockTimeout passes or the server drains, then reads the run as
+// it is.
 func (s *Server) awaitSettled(ctx context.Context, c *call, run interop.Run) (interop.Run, error) {
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.BlockTimeout)
 	defer cancel()
+	defer context.AfterFunc(s.drain, cancel)()
 	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
 	if err == nil {
 		for ev, err := range events {
@@ -209,10 +210,15 @@ func (s *Server) startRun(ctx context.Context, c *call, in inbound) (interop.Run
 	return interop.Run{}, s.storeFault(ctx, "CreateRun", err)
 }
 
-// selectWorkflow resolves the workflow of a new task: the routed workflows
-// of the host interface, or the agent's routed workflows the caller may
-// start. One candidate needs no selector; otherwise SelectWorkflow, or the
-// skill id in message.metadata.skillId, picks among them.
+// selectWorkflow resolves the workflow of a new task among its candidates:
+// the routed workflows of the host interface, or the agent's routed
+// workflows the caller may start, in the agent's order. A single routed
+// workflow of the host interface needs no selector. Otherwise, among more
+// than one candidate SelectWorkflow picks when configured; else the skill
+// id in message.metadata.skillId must name a candidate. Through an agent a
+// message that names no skill starts the agent's default workflow, the
+// first candidate: a per-agent card is an agent one can talk to without
+// choosing a skill (OpenWOP interop.md §Per-agent cards).
 func (s *Server) selectWorkflow(ctx context.Context, c *call, msg *wire.Message) (string, error) {
 	var candidates []string
 	if c.agent == nil {
@@ -229,19 +235,16 @@ func (s *Server) selectWorkflow(ctx context.Context, c *call, msg *wire.Message)
 			return "", s.storeFault(ctx, "ListWorkflows", err)
 		}
 		for _, id := range c.agent.Workflows {
-			if slices.ContainsFunc(startable, func(w interop.Workflow) bool { return w.ID == id }) {
+			if !slices.Contains(candidates, id) && slices.ContainsFunc(startable, func(w interop.Workflow) bool { return w.ID == id }) {
 				candidates = append(candidates, id)
 			}
 		}
 	}
-	switch len(candidates) {
-	case 0:
+	skill, named := msg.Metadata["skillId"]
+	switch {
+	case len(candidates) == 0:
 		return "", s.errs.invalidParams("", "the requested skill is not available")
-	case 1:
-		return candidates[0], nil
-	}
-	var id string
-	if s.cfg.SelectWorkflow != nil {
+	case s.cfg.SelectWorkflow != nil && len(candidates) > 1:
 		picked, err := s.cfg.SelectWorkflow(msg, slices.Clone(candidates))
 		if err != nil {
 			var e *Error
@@ -250,14 +253,17 @@ func (s *Server) selectWorkflow(ctx context.Context, c *call, msg *wire.Message)
 			}
 			return "", s.errs.invalidParams(skillIDField, "the message does not select one of the agent's skills")
 		}
-		id = picked
-	} else {
-		id, _ = msg.Metadata["skillId"].(string)
+		if slices.Contains(candidates, picked) {
+			return picked, nil
+		}
+	case named:
+		if id, _ := skill.(string); slices.Contains(candidates, id) {
+			return id, nil
+		}
+	case c.agent != nil:
+		return candidates[0], nil
 	}
-	if !slices.Contains(candidates, id) {
-		return "", s.errs.invalidParams(skillIDField, "name one of the agent's skills in message.metadata.skillId")
-	}
-	return id, nil
+	return "", s.errs.invalidParams(skillIDField, "name one of the agent's skills in message.metadata.skillId")
 }
 
 // runInputs is the first data part's object, or {} when the message has
@@ -327,7 +333,7 @@ func (s *Server) resolve(ctx context.Context, c *call, run *interop.Run, in inbo
 	if !ok {
 		return interop.Run{}, s.errs.unsupported("the task has no open interrupt to answer")
 	}
-	value, action, err := resumeValue(in.msg, open.Kind)
+	value, action, err := resumeValue(in.msg, &open)
 	if err != nil {
 		return interop.Run{}, s.errs.invalidParams("message", "the resume value is not a JSON document")
 	}
@@ -350,9 +356,12 @@ func (s *Server) resolve(ctx context.Context, c *call, run *interop.Run, in inbo
 
 // resumeValue is what a message answers an interrupt with:
 // metadata.openwop.interrupt when it is an object, else the first data
-// part's value, else (clarification only) {"text": the text parts joined
-// by newlines}. action is the approval action named in it, if any.
-func resumeValue(m *wire.Message, kind interop.InterruptKind) (value json.RawMessage, action string, err error) {
+// part's value, else from the text parts: on an approval, {"action": text}
+// when the whole text (trimmed) is exactly one of the actions offered,
+// which is what a chat client sends; on a clarification, {"text": the text
+// parts joined by newlines}. action is the approval action named in it, if
+// any.
+func resumeValue(m *wire.Message, open *interop.Interrupt) (value json.RawMessage, action string, err error) {
 	var v any
 	ow, _ := m.Metadata[metadataKeyOpenWOP].(map[string]any)
 	if obj, ok := ow["interrupt"].(map[string]any); ok {
@@ -365,15 +374,20 @@ func resumeValue(m *wire.Message, kind interop.InterruptKind) (value json.RawMes
 			}
 		}
 	}
-	if v == nil && kind == interop.InterruptClarification {
+	if v == nil {
 		var texts []string
 		for _, p := range m.Parts {
 			if t, ok := p.Content.(wire.Text); ok {
 				texts = append(texts, string(t))
 			}
 		}
-		if len(texts) > 0 {
-			v = map[string]any{"text": strings.Join(texts, "\n")}
+		text := strings.Join(texts, "\n")
+		switch {
+		case len(texts) == 0:
+		case open.Kind == interop.InterruptClarification:
+			v = map[string]any{"text": text}
+		case open.Kind == interop.InterruptApproval && slices.Contains(open.Actions, strings.TrimSpace(text)):
+			v = map[string]any{"action": strings.TrimSpace(text)}
 		}
 	}
 	if v == nil {
@@ -404,7 +418,10 @@ func (s *Server) getTask(ctx context.Context, c *call, req *wire.GetTaskRequest)
 
 // listTasks is listRuns for the same Subject with the contextId, status and
 // statusTimestampAfter filters, newest first, pageSize 1–100 default 50,
-// nextPageToken always present.
+// nextPageToken always present. Called through one of the caller's agents
+// (c.agent, see routingHint) it lists only the runs of the workflows routed
+// to that agent, started through any surface: a filter on the one run
+// store, not a record of its own.
 func (s *Server) listTasks(ctx context.Context, c *call, req *wire.ListTasksRequest) (*wire.ListTasksResponse, error) {
 	size := req.PageSize
 	switch {
@@ -420,11 +437,24 @@ func (s *Server) listTasks(ctx context.Context, c *call, req *wire.ListTasksRequ
 	if req.StatusTimestampAfter != nil {
 		q.StatusAfter = *req.StatusTimestampAfter
 	}
-	var exact bool
-	if req.Status != wire.TaskStateUnspecified {
-		var ok bool
-		if q.Statuses, exact, ok = s.statusFilter(req.Status); !ok {
+	// keep decides, run by run, what the store's query cannot express.
+	var keep []func(*interop.Run) bool
+	if status := req.Status; status != wire.TaskStateUnspecified && status != statusUnrecognized {
+		statuses, exact, ok := s.statusFilter(status)
+		if !ok {
 			return nil, s.errs.invalidParams("status", "status is not a task state this host reports")
+		}
+		q.Statuses = statuses
+		if exact {
+			keep = append(keep, func(r *interop.Run) bool { return s.projectsTo(r, status) })
+		}
+	}
+	if c.agent != nil {
+		workflows := c.agent.Workflows
+		if len(workflows) == 1 {
+			q.WorkflowID = workflows[0]
+		} else {
+			keep = append(keep, func(r *interop.Run) bool { return slices.Contains(workflows, r.WorkflowID) })
 		}
 	}
 	var (
@@ -433,8 +463,15 @@ func (s *Server) listTasks(ctx context.Context, c *call, req *wire.ListTasksRequ
 		total int
 		err   error
 	)
-	if exact {
-		runs, next, total, err = s.listProjected(ctx, c, q, req.Status)
+	if len(keep) > 0 {
+		runs, next, total, err = s.listFiltered(ctx, c, q, func(r *interop.Run) bool {
+			for _, k := range keep {
+				if !k(r) {
+					return false
+				}
+			}
+			return true
+		})
 	} else {
 		var page interop.RunPage
 		page, err = s.cfg.Store.ListRuns(ctx, c.subject, q)
@@ -460,6 +497,11 @@ func (s *Server) listTasks(ctx context.Context, c *call, req *wire.ListTasksRequ
 	return out, nil
 }
 
+// statusUnrecognized is what @a2a-js/sdk 1.3.0 sends over JSON-RPC as the
+// ListTasks status when the caller set none (its taskStateToJSON of an
+// absent enum). It is no task state, so it filters nothing.
+const statusUnrecognized wire.TaskState = "UNRECOGNIZED"
+
 // statusFilter is the inverse of the forward projection for one wire
 // state: the run statuses any of whose rows emits it, and whether a run in
 // those statuses may still project to another state (the credential
@@ -480,12 +522,14 @@ func (s *Server) statusFilter(want wire.TaskState) (statuses []interop.RunStatus
 	return statuses, exact, len(statuses) > 0
 }
 
-// listProjected pages a status filter the store cannot express exactly:
-// it keeps the runs whose projection is want, reading store pages until
-// the page is full, so the token it returns is always the store's own
-// cursor. The total counts every matching run, which costs a pass over
-// the query; only INPUT_REQUIRED and AUTH_REQUIRED filters take this path.
-func (s *Server) listProjected(ctx context.Context, c *call, q interop.ListRunsQuery, want wire.TaskState) (runs []interop.Run, next string, total int, err error) {
+// listFiltered pages a filter the store cannot express exactly: it keeps
+// the runs keep accepts, reading store pages until the page is full, so the
+// token it returns is always the store's own cursor, and only when a
+// matching run follows (the last page's token is ""). The total counts
+// every matching run, which costs a pass over the query; only the
+// INPUT_REQUIRED and AUTH_REQUIRED filters and an agent with more than one
+// workflow take this path.
+func (s *Server) listFiltered(ctx context.Context, c *call, q interop.ListRunsQuery, keep func(*interop.Run) bool) (runs []interop.Run, next string, total int, err error) {
 	size := q.PageSize
 	runs = make([]interop.Run, 0, size)
 	for {
@@ -495,7 +539,7 @@ func (s *Server) listProjected(ctx context.Context, c *call, q interop.ListRunsQ
 			return nil, "", 0, err
 		}
 		for i := range page.Runs {
-			if s.projectsTo(&page.Runs[i], want) {
+			if keep(&page.Runs[i]) {
 				runs = append(runs, page.Runs[i])
 			}
 		}
@@ -505,6 +549,22 @@ func (s *Server) listProjected(ctx context.Context, c *call, q interop.ListRunsQ
 		}
 		q.Cursor = next
 	}
+lookAhead:
+	for ahead := next; ahead != ""; {
+		q.Cursor, q.PageSize = ahead, maxPageSize
+		page, err := s.cfg.Store.ListRuns(ctx, c.subject, q)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		for i := range page.Runs {
+			if keep(&page.Runs[i]) {
+				break lookAhead
+			}
+		}
+		if ahead = page.NextCursor; ahead == "" {
+			next = "" // nothing after this page matches
+		}
+	}
 	q.Cursor, q.PageSize = "", maxPageSize
 	for {
 		page, err := s.cfg.Store.ListRuns(ctx, c.subject, q)
@@ -512,7 +572,7 @@ func (s *Server) listProjected(ctx context.Context, c *call, q interop.ListRunsQ
 			return nil, "", 0, err
 		}
 		for i := range page.Runs {
-			if s.projectsTo(&page.Runs[i], want) {
+			if keep(&page.Runs[i]) {
 				total++
 			}
 		}

@@ -23,8 +23,9 @@ import (
 // provider usage or tool I/O (RULES R54).
 //
 // The watch is opened here, so a run the caller cannot read is refused
-// before the first event. The stream ends quietly when ctx is done: the
-// client went away. The sequence must be ranged over once.
+// before the first event. The stream ends quietly when ctx is done (the
+// client went away) and when the server drains, after the events already
+// sent. The sequence must be ranged over once.
 func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskView, stopAtInterrupt bool) (iter.Seq2[wire.Event, error], error) {
 	first, err := s.projectOrFail(ctx, &run, v)
 	if err != nil {
@@ -33,21 +34,28 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 	done := func(st interop.RunStatus) bool {
 		return st.Terminal() || stopAtInterrupt && st.Suspended()
 	}
+	only := func(yield func(wire.Event, error) bool) { yield(first, nil) }
 	if done(run.Status) {
-		return func(yield func(wire.Event, error) bool) { yield(first, nil) }, nil
+		return only, nil
 	}
-	events, err := s.cfg.Store.WatchRun(ctx, c.subject, run.ID, run.LastSequence)
+	wctx, release := s.untilDrain(ctx)
+	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
 	if err != nil {
+		release()
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return only, nil // drained before the watch opened
+		}
 		return nil, s.taskRefusal(ctx, "WatchRun", err)
 	}
 	return func(yield func(wire.Event, error) bool) {
+		defer release()
 		if !yield(first, nil) {
 			return
 		}
 		last := run.Status
 		for ev, err := range events {
 			if err != nil {
-				if ctx.Err() == nil {
+				if wctx.Err() == nil {
 					yield(nil, s.storeFault(ctx, "WatchRun", err))
 				}
 				return
