@@ -490,6 +490,26 @@ func (h *Host) MCPServer() *mcp.Server { return h.mcp }
 // a host that wants to mount its handlers itself.
 func (h *Host) A2AServer() *a2a.Server { return h.a2a }
 
+// Drain starts a graceful shutdown of the mounted surfaces: every A2A or
+// MCP request still waiting on a run answers now in its protocol's shape
+// (an A2A SendMessage with the Task as it is, an MCP tools/call with a
+// CreateTaskResult when it declared the Tasks extension, else a -32603
+// error after cancelling the run it owned), streams end, and requests
+// arriving afterwards are refused with HTTP 503 in the protocol's shape.
+// Call it when shutdown begins — from http.Server.RegisterOnShutdown —
+// and keep the requests' contexts the clients' until then: a host that
+// cancels them at shutdown makes every in-flight MCP call look like a
+// client that went away. Drain is idempotent and safe for concurrent use;
+// Close still follows once the HTTP server has drained.
+func (h *Host) Drain() {
+	if h.a2a != nil {
+		h.a2a.Drain()
+	}
+	if h.mcp != nil {
+		h.mcp.Drain()
+	}
+}
+
 // Close stops push delivery (draining the queued pushes), delivers the
 // audit records still queued and stops the auditor, or returns ctx.Err()
 // when ctx ends first. Call it after the HTTP server has drained and

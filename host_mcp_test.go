@@ -45,6 +45,9 @@ func mcpPost(t *testing.T, url, key, method string, params map[string]any) (int,
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", mcp.Revision)
 	req.Header.Set("Mcp-Method", method)
+	if name, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", name)
+	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
