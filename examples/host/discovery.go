@@ -14,11 +14,12 @@ import (
 // per family it offers. Presence of a record is the claim, so nothing it
 // does not serve appears, and none of the keys v2 deleted
 // (supportedTransports, grpc, root profiles, supported flags) do. The a2a,
-// mcp and hostEvents records are the library's (wopinterop.Host.Records):
-// mcp names the server URL, its transports, features (with "extensions"
-// for the Tasks extension) and mrtr.maxRounds; hostEvents lists
-// negotiation.decided as durable because A2A and MCP are served inbound
-// (RULES R16).
+// mcp, agents and hostEvents records are the library's
+// (wopinterop.Host.Records): mcp names the server URL, its transports,
+// features (with "extensions" for the Tasks extension) and mrtr.maxRounds;
+// agents carries manifestRuntime, which a2a.agentCards requires (RULES
+// R11); hostEvents lists negotiation.decided as durable because A2A and
+// MCP are served inbound (RULES R16).
 type discoveryRoot struct {
 	ProtocolVersions []string           `json:"protocolVersions"`
 	PreferredVersion string             `json:"preferredVersion"`
@@ -27,6 +28,7 @@ type discoveryRoot struct {
 	RunList          runListRecord      `json:"runList"`
 	A2A              json.RawMessage    `json:"a2a"`
 	MCP              json.RawMessage    `json:"mcp"`
+	Agents           json.RawMessage    `json:"agents"`
 	HostEvents       json.RawMessage    `json:"hostEvents"`
 }
 
@@ -52,11 +54,12 @@ type discoveryDocument struct {
 }
 
 // newDiscoveryDocument encodes the root around records, the library's
-// family records; it needs a2a, mcp and hostEvents.
+// family records; it needs a2a, mcp, agents and hostEvents.
 func newDiscoveryDocument(version string, records map[string]json.RawMessage) (discoveryDocument, error) {
 	a2aRecord, mcpRecord, hostEvents := records[facets.FamilyA2A], records[facets.FamilyMCP], records[facets.FamilyHostEvents]
-	if a2aRecord == nil || mcpRecord == nil || hostEvents == nil {
-		return discoveryDocument{}, errors.New("host: the a2a, mcp and hostEvents records are missing")
+	agents := records[facets.FamilyAgents]
+	if a2aRecord == nil || mcpRecord == nil || hostEvents == nil || agents == nil {
+		return discoveryDocument{}, errors.New("host: the a2a, mcp, agents and hostEvents records are missing")
 	}
 	root := discoveryRoot{
 		ProtocolVersions: servedVersions(),
@@ -69,6 +72,7 @@ func newDiscoveryDocument(version string, records map[string]json.RawMessage) (d
 		},
 		A2A:        a2aRecord,
 		MCP:        mcpRecord,
+		Agents:     agents,
 		HostEvents: hostEvents,
 	}
 	body, err := encodeJSON(root)

@@ -35,11 +35,11 @@ func TestDiscoveryDocument(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &root); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"a2a", "fixtures", "hostEvents", "implementation", "mcp", "preferredVersion", "protocolVersions", "runList"}
+	want := []string{"a2a", "agents", "fixtures", "hostEvents", "implementation", "mcp", "preferredVersion", "protocolVersions", "runList"}
 	if got := slices.Sorted(maps.Keys(root)); !slices.Equal(got, want) {
 		t.Errorf("root keys %v, want %v", got, want)
 	}
-	for _, rec := range []string{"a2a", "mcp", "hostEvents", "runList"} {
+	for _, rec := range []string{"a2a", "mcp", "agents", "hostEvents", "runList"} {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(root[rec], &m); err != nil {
 			t.Fatal(err)
@@ -97,6 +97,18 @@ func TestDiscoveryDocument(t *testing.T) {
 		!slices.Equal(mcpRecord.ServerURLs, []string{h.url + mcpPath}) || !slices.Equal(mcpRecord.ServerMount.Transports, []string{"streamable-http"}) ||
 		mcpRecord.MRTR.MaxRounds != 8 || mcpRecord.RefreshedAt != string(upstreamRefreshedAt) {
 		t.Errorf("mcp record %s", root["mcp"])
+	}
+	// a2a.agentCards is claimed, so agents.manifestRuntime is advertised,
+	// as an object (RULES R11); the inventory is per tenant.
+	var agents struct {
+		Witness         string                     `json:"witness"`
+		ManifestRuntime map[string]json.RawMessage `json:"manifestRuntime"`
+	}
+	if err := json.Unmarshal(root["agents"], &agents); err != nil {
+		t.Fatal(err)
+	}
+	if agents.ManifestRuntime == nil || string(agents.ManifestRuntime["installScope"]) != `"tenant"` || agents.Witness != "witnessable-gated" {
+		t.Errorf("agents record %s", root["agents"])
 	}
 	var hostEvents struct {
 		Types []struct{ Type, Delivery string } `json:"types"`

@@ -137,8 +137,10 @@
 //     negotiation.decided as durable: every A2A request, and every MCP
 //     request that reaches version selection, records one for the caller's
 //     tenant, delivered on GET /host/events (R16, R22). The
-//     root fixtures[] lists the five conformance fixture ids. GET /agents
-//     is served but the agents family is not advertised.
+//     root fixtures[] lists the five conformance fixture ids. The agents
+//     record advertises manifestRuntime with installScope "tenant" (GET
+//     /agents lists the caller's tenant's agents), which a2a.agentCards
+//     requires (R11).
 //   - Any fault the host did not classify is 500 internal_error with a fixed
 //     message; the cause goes to the log, never to the caller.
 package main

@@ -44,6 +44,12 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 		HostEvents: &facets.HostEvents{
 			Status: facets.StatusStable, Since: protocolVersion, Witness: facets.WitnessGated,
 		},
+		// Per-agent cards (a2a.agentCards) are published from the agent
+		// inventory of GET /agents, which is per tenant.
+		Agents: &facets.Agents{
+			Status: facets.StatusStable, Since: protocolVersion,
+			ManifestRuntime: &facets.ManifestRuntime{InstallScope: facets.InstallScopeTenant},
+		},
 		A2A: a2aConfig(version, guard),
 		MCP: mcpConfig(version, sealKey),
 	})
