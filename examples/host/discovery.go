@@ -30,6 +30,26 @@ type discoveryRoot struct {
 	MCP              json.RawMessage    `json:"mcp"`
 	Agents           json.RawMessage    `json:"agents"`
 	HostEvents       json.RawMessage    `json:"hostEvents"`
+	OAuth            *oauthRecord       `json:"oauth,omitempty"`
+	Conformance      *conformanceRecord `json:"conformance,omitempty"`
+}
+
+// oauthRecord advertises the credential interrupt (OpenWOP oauth §The
+// credential interrupt, RFC 0199 §C.1): conformance-credential suspends on
+// one instead of failing. No provider is listed, because the host cannot
+// acquire a token for any: no grant completes here.
+type oauthRecord struct {
+	Status              string `json:"status"`
+	Since               string `json:"since"`
+	Witness             string `json:"witness"`
+	CredentialInterrupt bool   `json:"credentialInterrupt"`
+}
+
+// conformanceRecord names the seams profile served under
+// /conformance/seams/ (RFC 0168 §C.1); present only with
+// -conformance-seams.
+type conformanceRecord struct {
+	SeamsProfile string `json:"seamsProfile"`
 }
 
 type implementationInfo struct {
@@ -54,8 +74,10 @@ type discoveryDocument struct {
 }
 
 // newDiscoveryDocument encodes the root around records, the library's
-// family records; it needs a2a, mcp, agents and hostEvents.
-func newDiscoveryDocument(version string, records map[string]json.RawMessage) (discoveryDocument, error) {
+// family records; it needs a2a, mcp, agents and hostEvents. base decides
+// whether conformance-credential is served (a secure origin) and with it
+// the oauth record; seams adds the conformance record.
+func newDiscoveryDocument(version, base string, seams bool, records map[string]json.RawMessage) (discoveryDocument, error) {
 	a2aRecord, mcpRecord, hostEvents := records[facets.FamilyA2A], records[facets.FamilyMCP], records[facets.FamilyHostEvents]
 	agents := records[facets.FamilyAgents]
 	if a2aRecord == nil || mcpRecord == nil || hostEvents == nil || agents == nil {
@@ -65,7 +87,7 @@ func newDiscoveryDocument(version string, records map[string]json.RawMessage) (d
 		ProtocolVersions: servedVersions(),
 		PreferredVersion: protocolVersion,
 		Implementation:   implementationInfo{Name: implementationName, Version: version},
-		Fixtures:         fixtureIDs(),
+		Fixtures:         fixtureIDs(base),
 		RunList: runListRecord{
 			Status: "stable", Since: protocolVersion, Witness: "witnessable-gated",
 			MaxPageSize: maxPageSize, Filters: []string{"workflowId", "status"},
@@ -74,6 +96,12 @@ func newDiscoveryDocument(version string, records map[string]json.RawMessage) (d
 		MCP:        mcpRecord,
 		Agents:     agents,
 		HostEvents: hostEvents,
+	}
+	if connectURL(base) != "" {
+		root.OAuth = &oauthRecord{Status: "stable", Since: protocolVersion, Witness: "witnessable-gated", CredentialInterrupt: true}
+	}
+	if seams {
+		root.Conformance = &conformanceRecord{SeamsProfile: seamsProfile}
 	}
 	body, err := encodeJSON(root)
 	if err != nil {

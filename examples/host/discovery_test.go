@@ -35,11 +35,11 @@ func TestDiscoveryDocument(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &root); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"a2a", "agents", "fixtures", "hostEvents", "implementation", "mcp", "preferredVersion", "protocolVersions", "runList"}
+	want := []string{"a2a", "agents", "fixtures", "hostEvents", "implementation", "mcp", "oauth", "preferredVersion", "protocolVersions", "runList"}
 	if got := slices.Sorted(maps.Keys(root)); !slices.Equal(got, want) {
 		t.Errorf("root keys %v, want %v", got, want)
 	}
-	for _, rec := range []string{"a2a", "mcp", "agents", "hostEvents", "runList"} {
+	for _, rec := range []string{"a2a", "mcp", "agents", "hostEvents", "runList", "oauth"} {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(root[rec], &m); err != nil {
 			t.Fatal(err)
@@ -51,13 +51,20 @@ func TestDiscoveryDocument(t *testing.T) {
 		}
 	}
 
-	// The suite finds conformance-approval among the fixtures.
+	// The suite finds the fixtures it drives among the fixtures, the
+	// credential one too: the listener is loopback, a secure origin.
 	var fixtures []string
 	if err := json.Unmarshal(root["fixtures"], &fixtures); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(fixtures, []string{"conformance-noop", "conformance-approval", "conformance-failure", "conformance-delay", "conformance-cancellable"}) {
+	if !slices.Equal(fixtures, []string{"conformance-noop", "conformance-approval", "conformance-failure", "conformance-delay", "conformance-cancellable",
+		"conformance-approval-approvers", "conformance-credential", "conformance-clarification", "conformance-clarification-nested", "conformance-clarification-sensitive"}) {
 		t.Errorf("fixtures = %v", fixtures)
+	}
+	// The credential interrupt is advertised (RFC 0199 §C.1); the seams are
+	// not, being off by default.
+	if string(root["oauth"]) != `{"status":"stable","since":"2.0","witness":"witnessable-gated","credentialInterrupt":true}` {
+		t.Errorf("oauth record %s", root["oauth"])
 	}
 	// The a2a record claims a2a-1.0 with the card's URL from the base URL
 	// (RULES R7), and hostEvents lists negotiation.decided as durable (R16).

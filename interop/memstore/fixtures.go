@@ -222,7 +222,9 @@ type InterruptFixtureOptions struct {
 	// https URL, or http on a loopback host for local development (a
 	// loopback origin is potentially trustworthy, W3C Secure Contexts §3.2).
 	// It never carries a query, a fragment or user info, so it cannot embed
-	// a token or anything that resolves the interrupt. Required.
+	// a token or anything that resolves the interrupt. Empty leaves
+	// conformance-credential out: a host without a secure origin offers no
+	// credential interrupt.
 	ConnectURL string
 }
 
@@ -232,9 +234,10 @@ type InterruptFixtureOptions struct {
 //   - conformance-approval-approvers is conformance-approval (node "gate")
 //     with approversList [ListedApprover]: no other principal may resolve
 //     it, over any surface;
-//   - conformance-credential suspends on a credential interrupt (key
-//     "credential", node "use-credential") for CredentialProvider with
-//     scope CredentialScope, reason "missing" and o.ConnectURL; its resume
+//   - conformance-credential (only with o.ConnectURL) suspends on a
+//     credential interrupt (key "credential", node "use-credential") for
+//     CredentialProvider with scope CredentialScope, reason "missing" and
+//     o.ConnectURL; its resume
 //     value is {"outcome": "authorized" | "declined"}, where "authorized"
 //     is refused because no credential ever resolves on this store, and
 //     "declined" (or the decline outcome) fails the run with
@@ -251,21 +254,20 @@ type InterruptFixtureOptions struct {
 // A declined clarification fails with FixtureClarificationDeclinedMessage;
 // the cancel outcome cancels any of them. Every call returns fresh values.
 func InterruptFixtures(o InterruptFixtureOptions) ([]WorkflowDef, error) {
-	if err := checkConnectURL(o.ConnectURL); err != nil {
-		return nil, err
-	}
-	connect := o.ConnectURL
-	return []WorkflowDef{
-		{
-			Workflow: interop.Workflow{
-				ID: FixtureApprovalApprovers, Name: "Conformance approval (listed approvers)",
-				Description: "Waits for an approval only " + ListedApprover + " may give.",
-				InputSchema: json.RawMessage(openObjectSchema),
-				Tags:        []string{"conformance"},
-			},
-			Run: approvalFixture("gate", []string{ListedApprover}),
+	defs := []WorkflowDef{{
+		Workflow: interop.Workflow{
+			ID: FixtureApprovalApprovers, Name: "Conformance approval (listed approvers)",
+			Description: "Waits for an approval only " + ListedApprover + " may give.",
+			InputSchema: json.RawMessage(openObjectSchema),
+			Tags:        []string{"conformance"},
 		},
-		{
+		Run: approvalFixture("gate", []string{ListedApprover}),
+	}}
+	if connect := o.ConnectURL; connect != "" {
+		if err := checkConnectURL(connect); err != nil {
+			return nil, err
+		}
+		defs = append(defs, WorkflowDef{
 			Workflow: interop.Workflow{
 				ID: FixtureCredential, Name: "Conformance credential",
 				Description: "Waits for the caller to connect a " + CredentialProvider + " account.",
@@ -275,14 +277,16 @@ func InterruptFixtures(o InterruptFixtureOptions) ([]WorkflowDef, error) {
 			Run: func(ctx context.Context, rc *RunContext) (json.RawMessage, error) {
 				return runCredential(ctx, rc, connect)
 			},
-		},
+		})
+	}
+	return append(defs,
 		clarificationDef(FixtureClarification, "Conformance clarification", "Asks the caller's name, then completes.",
 			"What should the workflow call you?", clarificationSchema, true),
 		clarificationDef(FixtureClarificationNested, "Conformance clarification (nested)", "Asks for an address, an object inside the answer.",
 			"Where should the result be sent?", clarificationNestedSchema, true),
 		clarificationDef(FixtureClarificationSensitive, "Conformance clarification (sensitive)", "Asks for a passphrase, a secret field.",
 			"Enter the passphrase to continue.", clarificationSensitiveSchema, false),
-	}, nil
+	), nil
 }
 
 // RegisterInterruptFixtures registers InterruptFixtures(o) in tenant.
@@ -299,19 +303,25 @@ func (s *Store) RegisterInterruptFixtures(tenant string, o InterruptFixtureOptio
 	return nil
 }
 
+// SecureOrigin reports whether origin may carry a connectUrl (see
+// InterruptFixtureOptions.ConnectURL): https, or http on a loopback host.
+func SecureOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return u.Scheme == "https" || u.Scheme == "http" && loopbackHost(u.Hostname())
+}
+
 // checkConnectURL enforces InterruptFixtureOptions.ConnectURL.
 func checkConnectURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
-	case raw == "":
-		return errors.New("memstore: interrupt fixtures: ConnectURL is required")
 	case err != nil || u.Host == "" || !u.IsAbs():
 		return fmt.Errorf("memstore: interrupt fixtures: ConnectURL %q is not an absolute URL", raw)
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return fmt.Errorf("memstore: interrupt fixtures: ConnectURL %q carries user info, a query or a fragment", raw)
-	case u.Scheme == "https":
-		return nil
-	case u.Scheme == "http" && loopbackHost(u.Hostname()):
+	case SecureOrigin(raw):
 		return nil
 	}
 	return fmt.Errorf("memstore: interrupt fixtures: ConnectURL %q must be https (or http on a loopback host)", raw)

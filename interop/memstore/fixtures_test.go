@@ -69,7 +69,6 @@ func TestInterruptFixturesConnectURL(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{
-		"",
 		"/connect/synthetic",
 		"http://host.example/connect",        // plain http off loopback
 		"ftp://host.example/connect",         // not http(s)
@@ -107,6 +106,30 @@ func TestInterruptFixturesListed(t *testing.T) {
 	// Registering twice in one tenant is a duplicate, not a silent no-op.
 	if err := s.RegisterInterruptFixtures(tenantA, InterruptFixtureOptions{ConnectURL: testConnectURL}); err == nil {
 		t.Error("second registration accepted")
+	}
+	// Without a connectUrl there is no credential interrupt to offer.
+	defs, err := InterruptFixtures(InterruptFixtureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range defs {
+		if d.Workflow.ID == FixtureCredential {
+			t.Error("conformance-credential without a connectUrl")
+		}
+	}
+	if len(defs) != 4 {
+		t.Errorf("%d fixtures without a connectUrl, want 4", len(defs))
+	}
+}
+
+func TestSecureOrigin(t *testing.T) {
+	for origin, want := range map[string]bool{
+		"https://host.example": true, "http://127.0.0.1:8080": true, "http://[::1]:1": true, "http://localhost:80": true,
+		"http://0.0.0.0:8080": false, "http://192.168.1.4": false, "http://host.example": false, "ftp://host.example": false, "": false, "https://": false,
+	} {
+		if got := SecureOrigin(origin); got != want {
+			t.Errorf("SecureOrigin(%q) = %v, want %v", origin, got, want)
+		}
 	}
 }
 
