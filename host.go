@@ -481,7 +481,7 @@ func (h *Host) Mount(mux *http.ServeMux) {
 // GET /.well-known/openwop document: "a2a" when A2A is configured, "mcp"
 // when MCP is, "agents" when Config.Agents is set, and "hostEvents"
 // listing {negotiation.decided, durable} whenever an inbound surface is
-// (RULES R1, R11, R16). The map is the caller's copy.
+// (RULES R1, R16). The map is the caller's copy.
 func (h *Host) Records() map[string]json.RawMessage { return h.ad.Records() }
 
 // Advertisement is the validated facet declaration.

@@ -159,7 +159,8 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
 			c.RoutingSecret = []byte("short-and-secret")
 		}, []string{"RoutingSecret"}},
-		// a2a.agentCards needs agents.manifestRuntime (RULES R11).
+		// a2a.agentCards needs agents.manifestRuntime (OpenWOP interop
+		// §Per-agent cards).
 		{"agent cards without the agents record", func(c *wopinterop.Config) {
 			c.A2A.Facet.AgentCards = true
 		}, []string{"Agents"}},
@@ -451,7 +452,8 @@ func TestRecords(t *testing.T) {
 	}
 
 	// The agents record, with the manifestRuntime object a2a.agentCards
-	// needs (RULES R11), is advertised as given, its witness defaulted.
+	// needs (OpenWOP interop §Per-agent cards), is advertised as given,
+	// its witness defaulted.
 	cfg = validConfig(newStore(t))
 	cfg.A2A.Facet.AgentCards, cfg.Agents = true, manifestRuntime()
 	if got := string(newHost(t, cfg).Records()["agents"]); got != `{"status":"stable","since":"2.0","witness":"witnessable-gated","manifestRuntime":{"installScope":"tenant"}}` {

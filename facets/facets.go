@@ -174,7 +174,7 @@ type HostEvents struct {
 // surfaces depend on: its lifecycle fields and agents.manifestRuntime, the
 // agent-manifest runtime floor whose inventory (GET /agents) per-agent A2A
 // cards are published from. a2a.agentCards requires it (OpenWOP interop
-// §Per-agent cards; RULES R11). The family's other facets (orchestrator,
+// §Per-agent cards). The family's other facets (orchestrator,
 // dispatch, memory, …) are not modelled: this package validates and
 // writes only the record above.
 type Agents struct {

@@ -206,7 +206,7 @@ func badCases() []badCase {
 			"agents.manifestRuntime", "R11", "required by a2a.agentCards"},
 		{"agentCards without agents.manifestRuntime", func(d *Declaration, s *Served) { d.Agents.ManifestRuntime = nil },
 			"agents.manifestRuntime", "R11", "required by a2a.agentCards"},
-		// agents (R3, R4, R11)
+		// agents
 		{"agents installScope unknown", func(d *Declaration, s *Served) { d.Agents.ManifestRuntime.InstallScope = "galaxy" },
 			"agents.manifestRuntime.installScope", "", "tenant"},
 		{"agents experimental without until", func(d *Declaration, s *Served) { d.Agents.Status = StatusExperimental },

@@ -104,8 +104,8 @@ func TestConformanceAgentCanariesNeverPublished(t *testing.T) {
 }
 
 // What a caller sees is its tenant's: globex alone has the analyst agent,
-// whose routing value acme cannot tell from a never-minted one (RULES
-// R38), and acme alone has acme-report, so the two tenants' MCP tool
+// whose routing value acme cannot tell from a never-minted one (OpenWOP
+// interop §Per-agent cards, non-disclosure), and acme alone has acme-report, so the two tenants' MCP tool
 // lists differ by exactly that tool.
 func TestTenantSpecificAgentsAndTools(t *testing.T) {
 	h := newTestHost(t)

@@ -17,8 +17,8 @@ import (
 // mcp, agents and hostEvents records are the library's
 // (wopinterop.Host.Records): mcp names the server URL, its transports,
 // features (with "extensions" for the Tasks extension) and mrtr.maxRounds;
-// agents carries manifestRuntime, which a2a.agentCards requires (RULES
-// R11); hostEvents lists negotiation.decided as durable because A2A and
+// agents carries manifestRuntime, which a2a.agentCards requires (OpenWOP
+// interop §Per-agent cards); hostEvents lists negotiation.decided as durable because A2A and
 // MCP are served inbound (RULES R16).
 type discoveryRoot struct {
 	ProtocolVersions []string           `json:"protocolVersions"`

@@ -106,7 +106,8 @@ func TestDiscoveryDocument(t *testing.T) {
 		t.Errorf("mcp record %s", root["mcp"])
 	}
 	// a2a.agentCards is claimed, so agents.manifestRuntime is advertised,
-	// as an object (RULES R11); the inventory is per tenant.
+	// as an object (OpenWOP interop §Per-agent cards); the inventory is per
+	// tenant.
 	var agents struct {
 		Witness         string                     `json:"witness"`
 		ManifestRuntime map[string]json.RawMessage `json:"manifestRuntime"`

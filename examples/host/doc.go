@@ -192,7 +192,7 @@
 //     conformance (seamsProfile) with -conformance-seams. The agents
 //     record advertises manifestRuntime with installScope "tenant" (GET
 //     /agents lists the caller's tenant's agents), which a2a.agentCards
-//     requires (R11). GET /agents entries carry label, packName and
+//     requires (OpenWOP interop §Per-agent cards). GET /agents entries carry label, packName and
 //     hasHandoffSchemas, never the prompt or the schemas.
 //   - Any fault the host did not classify is 500 internal_error with a fixed
 //     message; the cause goes to the log, never to the caller.

@@ -72,7 +72,7 @@ func taskOf(path string) string { return strings.TrimPrefix(path, "/runs/") }
 // resolved by ListedApprover alone. The run's own creator is refused over
 // REST, A2A and MCP tasks/update, each in its protocol's shape, and the
 // run does not change; the listed principal resolves it on each surface
-// (RULES R85).
+// (OpenWOP interrupt §Approver enforcement).
 func TestApprovalApproversEverySurface(t *testing.T) {
 	h := newTestHost(t, withListedApprover)
 	path, before, snap, p := h.suspended(acmeKey, memstore.FixtureApprovalApprovers, "waiting-approval")
@@ -193,7 +193,7 @@ func TestClarificationOverMCP(t *testing.T) {
 // declared the call is an isError result; with URL mode it is asked at the
 // interrupt's page, where GET shows what is asked and POST answers it.
 // The secret field is not asked in a form even when both modes are
-// declared, nor on a task (RULES R89, R120).
+// declared, nor on a task (MCP elicitation §Security; RFC 0199 §C.6).
 func TestNestedAndSensitiveClarificationsOverMCP(t *testing.T) {
 	h := newTestHost(t)
 	for _, tt := range []struct {
@@ -272,7 +272,8 @@ func TestNestedAndSensitiveClarificationsOverMCP(t *testing.T) {
 // host's own origin; over MCP the connectUrl is asked in URL mode, and
 // without URL mode the call is an isError result; over REST an
 // "authorized" answer is refused while no credential resolves and
-// "declined" fails the run (RULES R59, R86–R88).
+// "declined" fails the run (OpenWOP oauth §The credential interrupt, RFC
+// 0199 §C–§D).
 func TestCredentialFixtureEverySurface(t *testing.T) {
 	h := newTestHost(t)
 	connect := h.url + connectPath

@@ -134,7 +134,8 @@ func TestSecureOrigin(t *testing.T) {
 }
 
 // Only the listed principal resolves conformance-approval-approvers; a
-// refusal leaves the interrupt open (RULES R85).
+// refusal leaves the interrupt open (OpenWOP interrupt §Approver
+// enforcement).
 func TestApprovalApproversFixture(t *testing.T) {
 	s := interruptStore(t)
 	owner := subject(tenantA, "key:acme")
