@@ -22,6 +22,20 @@ type interruptPage struct {
 	Credential   *interop.CredentialData `json:"credential,omitempty"`
 }
 
+// interruptPage is the page of in, an open interrupt of run runID.
+// Approvers and Data stay on the host: who may answer is decided by the
+// store, and the credential is shown through its closed shape.
+func (l links) interruptPage(runID string, in interop.Interrupt) interruptPage {
+	return interruptPage{
+		interruptView: interruptView{
+			InterruptID: in.ID, Kind: in.Kind, Key: in.Key, NodeID: in.NodeID,
+			Message: in.Message, Actions: in.Actions, ResolveURL: l.interrupt(runID, in.ID),
+		},
+		ResumeSchema: in.ResumeSchema,
+		Credential:   in.Credential,
+	}
+}
+
 // interruptURL is the MCP mount's InterruptURL: the interrupt's own URL on
 // this host.
 func (l links) interruptURL(_ context.Context, _ interop.Subject, run interop.Run, in interop.Interrupt) string {
@@ -50,14 +64,7 @@ func (s *server) getInterrupt(w http.ResponseWriter, r *http.Request, sub intero
 		if in.ID != interruptID || !run.Status.Suspended() {
 			continue
 		}
-		s.respond(w, r, http.StatusOK, interruptPage{
-			interruptView: interruptView{
-				InterruptID: in.ID, Kind: in.Kind, Key: in.Key, NodeID: in.NodeID,
-				Message: in.Message, Actions: in.Actions, ResolveURL: s.links.interrupt(run.ID, in.ID),
-			},
-			ResumeSchema: in.ResumeSchema,
-			Credential:   in.Credential,
-		})
+		s.respond(w, r, http.StatusOK, s.links.interruptPage(run.ID, in))
 		return
 	}
 	s.writeError(w, r, interop.ErrNotFound)

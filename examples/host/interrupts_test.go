@@ -344,3 +344,29 @@ func TestNoCredentialFixtureOffAnInsecureOrigin(t *testing.T) {
 		t.Errorf("discovery %s", doc.body)
 	}
 }
+
+// The page's bytes: an approval (its approvers and data stay on the
+// host) and a credential interrupt (provider, scopes, reason, connectUrl).
+func TestInterruptPageGolden(t *testing.T) {
+	l := links{base: "https://host.example"}
+	approval := interop.Interrupt{
+		ID: "acme/INT0000000000000000000001", Kind: interop.InterruptApproval, Key: "approval", NodeID: "gate",
+		Message: "Approve <the> request?", Actions: []string{"accept", "reject"}, Approvers: []string{memstore.ListedApprover},
+		ResumeSchema: json.RawMessage(`{"type":"object","properties":{"action":{"type":"string","enum":["accept","reject"]}},"required":["action"]}`),
+		Data:         json.RawMessage(`{"secret":"not shown"}`),
+	}
+	cred := interop.CredentialData{Provider: "synthetic", Scopes: []string{"openwop.read"}, Reason: "missing", ConnectURL: "https://host.example/connect/synthetic"}
+	credential := interop.Interrupt{
+		ID: "acme/INT0000000000000000000002", Kind: interop.InterruptCredential, Key: "credential", NodeID: "use-credential",
+		Message: "Connect your synthetic account to continue.", Credential: &cred,
+	}
+	var all []byte
+	for _, in := range []interop.Interrupt{approval, credential} {
+		b, err := encodeJSON(l.interruptPage("acme/RUN0000000000000000000001", in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	golden(t, "interrupt-page.jsonl", all)
+}
