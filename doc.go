@@ -25,8 +25,9 @@
 // every problem at once, each naming its field ([ConfigError], or a
 // facets.FieldError for a facet claim the configuration does not back) —
 // declares the facets, and builds the surfaces; [Host.Mount] puts them on
-// the host's mux; [Host.Records] are the a2a and hostEvents records for the
-// host's GET /.well-known/openwop (RULES R1, R7, R16); [Host.A2ATenant] is
+// the host's mux; [Host.Records] are the a2a, mcp, agents and hostEvents
+// records for the host's GET /.well-known/openwop (RULES R1, R7, R16);
+// [Host.A2ATenant] is
 // the a2aTenant of a GET /agents entry (R34); [Host.Close] drains the
 // negotiation.decided records still queued for the EventSink and must run
 // before the store is closed (R22).

@@ -69,6 +69,14 @@ type Config struct {
 	// Either way {negotiation.decided, durable} is listed whenever an
 	// inbound surface is advertised (RULES R16).
 	HostEvents *facets.HostEvents
+	// Agents is the host's agents discovery record: its agent-manifest
+	// runtime, whose inventory is Inventory (GET /agents). It is required
+	// with A2A.Facet.AgentCards, with ManifestRuntime set (an object, {} at
+	// least), because per-agent cards are published from that inventory
+	// (OpenWOP interop §Per-agent cards). Nil advertises no agents family.
+	// Status and Since default like the other records, Witness to
+	// witnessable-gated.
+	Agents *facets.Agents
 
 	// Logger receives faults (never secrets); nil discards.
 	Logger *slog.Logger
@@ -217,7 +225,7 @@ func New(cfg Config) (*Host, error) {
 
 	h := &Host{cfg: cfg}
 	origin := strings.TrimSuffix(cfg.BaseURL, "/")
-	decl := facets.Declaration{HostEvents: cfg.HostEvents.Clone()}
+	decl := facets.Declaration{HostEvents: cfg.HostEvents.Clone(), Agents: cfg.Agents.Clone()}
 	served := facets.Served{}
 	if c := cfg.A2A; c != nil {
 		var ok bool
@@ -248,6 +256,12 @@ func New(cfg Config) (*Host, error) {
 			f.Profiles = []string{facets.ProfileA2A10}
 		}
 		if f.AgentCards {
+			switch {
+			case cfg.Agents == nil:
+				bad("Agents", "is required by A2A.Facet.AgentCards: advertise the agents family with ManifestRuntime")
+			case cfg.Agents.ManifestRuntime == nil:
+				bad("Agents.ManifestRuntime", "is required by A2A.Facet.AgentCards (agents.manifestRuntime, an object)")
+			}
 			if cfg.Inventory == nil {
 				bad("Inventory", "is required by A2A.Facet.AgentCards (per-agent cards come from the agent inventory)")
 			}
@@ -464,9 +478,10 @@ func (h *Host) Mount(mux *http.ServeMux) {
 }
 
 // Records returns the v2 discovery records the host embeds in its
-// GET /.well-known/openwop document: "a2a" when A2A is configured, and
-// "hostEvents" listing {negotiation.decided, durable} whenever an inbound
-// surface is (RULES R1, R16). The map is the caller's copy.
+// GET /.well-known/openwop document: "a2a" when A2A is configured, "mcp"
+// when MCP is, "agents" when Config.Agents is set, and "hostEvents"
+// listing {negotiation.decided, durable} whenever an inbound surface is
+// (RULES R1, R16). The map is the caller's copy.
 func (h *Host) Records() map[string]json.RawMessage { return h.ad.Records() }
 
 // Advertisement is the validated facet declaration.

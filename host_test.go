@@ -95,6 +95,11 @@ func validConfig(store *memstore.Store) wopinterop.Config {
 	}
 }
 
+// manifestRuntime is the agents record per-agent cards need.
+func manifestRuntime() *facets.Agents {
+	return &facets.Agents{ManifestRuntime: &facets.ManifestRuntime{InstallScope: facets.InstallScopeTenant}}
+}
+
 // configFields returns the Field of every *ConfigError in err's tree.
 func configFields(err error) []string {
 	var out []string
@@ -143,17 +148,29 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 		{"card path under rest", func(c *wopinterop.Config) { c.A2A.CardPath = "/a2a/rest/card.json" }, []string{"A2A.CardPath"}},
 		{"card path is the interface", func(c *wopinterop.Config) { c.A2A.CardPath = "/a2a" }, []string{"A2A.CardPath"}},
 		{"agent cards without inventory", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards = true
+			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
 			c.Inventory = nil
 		}, []string{"Inventory"}},
 		{"agent cards without secret", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards = true
+			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
 			c.RoutingSecret = nil
 		}, []string{"RoutingSecret"}},
 		{"agent cards with a short secret", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards = true
+			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
 			c.RoutingSecret = []byte("short-and-secret")
 		}, []string{"RoutingSecret"}},
+		// a2a.agentCards needs agents.manifestRuntime (OpenWOP interop
+		// §Per-agent cards).
+		{"agent cards without the agents record", func(c *wopinterop.Config) {
+			c.A2A.Facet.AgentCards = true
+		}, []string{"Agents"}},
+		{"agent cards without agents.manifestRuntime", func(c *wopinterop.Config) {
+			c.A2A.Facet.AgentCards, c.Agents = true, &facets.Agents{Status: facets.StatusStable}
+		}, []string{"Agents.ManifestRuntime"}},
+		{"agent cards with nothing they need, all at once", func(c *wopinterop.Config) {
+			c.A2A.Facet.AgentCards = true
+			c.Inventory, c.RoutingSecret = nil, nil
+		}, []string{"Agents", "Inventory", "RoutingSecret"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := validConfig(store)
@@ -434,6 +451,19 @@ func TestRecords(t *testing.T) {
 		t.Error("Records shares its bytes")
 	}
 
+	// The agents record, with the manifestRuntime object a2a.agentCards
+	// needs (OpenWOP interop §Per-agent cards), is advertised as given,
+	// its witness defaulted.
+	cfg = validConfig(newStore(t))
+	cfg.A2A.Facet.AgentCards, cfg.Agents = true, manifestRuntime()
+	if got := string(newHost(t, cfg).Records()["agents"]); got != `{"status":"stable","since":"2.0","witness":"witnessable-gated","manifestRuntime":{"installScope":"tenant"}}` {
+		t.Errorf("agents record %s", got)
+	}
+	cfg.Agents = &facets.Agents{ManifestRuntime: &facets.ManifestRuntime{}}
+	if got := string(newHost(t, cfg).Records()["agents"]); got != `{"status":"stable","since":"2.0","witness":"witnessable-gated","manifestRuntime":{}}` {
+		t.Errorf("agents record with an empty manifestRuntime %s", got)
+	}
+
 	// A host's own hostEvents record keeps its settings and types, and
 	// gains negotiation.decided (RULES R16).
 	cfg = validConfig(newStore(t))
@@ -455,7 +485,7 @@ func TestRecords(t *testing.T) {
 func TestA2ATenant(t *testing.T) {
 	store := newStore(t)
 	cfg := validConfig(store)
-	cfg.A2A.Facet.AgentCards = true
+	cfg.A2A.Facet.AgentCards, cfg.Agents = true, manifestRuntime()
 	h := newHost(t, cfg)
 	agent := interop.Agent{ID: "ada", Persona: "Ada", Workflows: []string{memstore.FixtureApproval}}
 	r, ok := h.A2ATenant(agent)

@@ -14,6 +14,7 @@ const (
 	FamilyA2A        = "a2a"
 	FamilyMCP        = "mcp"
 	FamilyHostEvents = "hostEvents"
+	FamilyAgents     = "agents"
 )
 
 // Advertisement is a validated declaration and the family records it puts
@@ -24,12 +25,13 @@ type Advertisement struct {
 	a2a        *A2A
 	mcp        *MCP
 	hostEvents *HostEvents
+	agents     *Agents
 	records    map[string]json.RawMessage
 }
 
 func newAdvertisement(d Declaration) (*Advertisement, error) {
-	ad := &Advertisement{a2a: d.A2A, mcp: d.MCP, hostEvents: hostEventsRecord(d), records: map[string]json.RawMessage{}}
-	for name, rec := range map[string]any{FamilyA2A: ad.a2a, FamilyMCP: ad.mcp, FamilyHostEvents: ad.hostEvents} {
+	ad := &Advertisement{a2a: d.A2A, mcp: d.MCP, hostEvents: hostEventsRecord(d), agents: d.Agents, records: map[string]json.RawMessage{}}
+	for name, rec := range map[string]any{FamilyA2A: ad.a2a, FamilyMCP: ad.mcp, FamilyHostEvents: ad.hostEvents, FamilyAgents: ad.agents} {
 		if isNil(rec) {
 			continue
 		}
@@ -50,12 +52,14 @@ func isNil(rec any) bool {
 		return r == nil
 	case *HostEvents:
 		return r == nil
+	case *Agents:
+		return r == nil
 	}
 	return rec == nil
 }
 
 // Records returns the family records to embed in the discovery document,
-// keyed by family name ("a2a", "mcp", "hostEvents"); a family not
+// keyed by family name ("a2a", "mcp", "hostEvents", "agents"); a family not
 // advertised has no key. The map and its bytes are the caller's copy.
 //
 // The records never carry a transport list, a grpc block, a root profiles
@@ -96,6 +100,10 @@ func (ad *Advertisement) MCP() *MCP { return ad.mcp.Clone() }
 // HostEvents returns a copy of the hostEvents record as advertised
 // (including negotiation.decided when inbound), or nil.
 func (ad *Advertisement) HostEvents() *HostEvents { return ad.hostEvents.Clone() }
+
+// Agents returns a copy of the agents record, or nil when none is
+// advertised.
+func (ad *Advertisement) Agents() *Agents { return ad.agents.Clone() }
 
 // Inbound reports whether an inbound A2A or MCP surface is advertised.
 func (ad *Advertisement) Inbound() bool {

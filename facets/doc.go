@@ -1,12 +1,13 @@
 // Package facets is the typed form of what a host advertises about A2A and
 // MCP in its OpenWOP v2 discovery document (GET /.well-known/openwop): the
-// a2a, mcp and hostEvents family records, their validation, the version
+// a2a, mcp and hostEvents family records (and the part of the agents record
+// per-agent cards rest on), their validation, the version
 // policies they declare and the refresh deadline they carry (OpenWOP v2
 // interop §The facets, §The refresh SLA; capabilities §2–§4; RULES §1,
 // R1–R16, and §17, R143–R144).
 //
 // A host describes its records as a [Declaration] ([A2A], [MCP],
-// [HostEvents]) and what its mounted surfaces really do as [Served];
+// [HostEvents], [Agents]) and what its mounted surfaces really do as [Served];
 // [Validator.Declare] fills defaults, validates, and returns an immutable
 // [Advertisement] whose [Advertisement.Records] are the JSON records to
 // embed. A declaration with any problem yields no advertisement: the error
@@ -21,7 +22,8 @@
 // never defaulted: profiles, URLs, boolean facets and refreshedAt are the
 // host's to state. The hostEvents record defaults the same way; its witness
 // class is not in the stored declaration, so seam-gated is this package's
-// choice and a host may set another.
+// choice and a host may set another. The agents record defaults its
+// witness to witnessable-gated, the declaration's class for that family.
 //
 // What is checked, in order (each family's wire record against this
 // package's own JSON Schema, then the rules):
@@ -55,7 +57,8 @@
 //     needs serverUrls[0], an absolute http(s) URL or an absolute path.
 //   - R10: mrtr.maxRounds is 1–16.
 //   - R11: agentCards requires the a2a-1.0 profile, GetExtendedAgentCard
-//     served and per-agent cards served.
+//     served, per-agent cards served and agents.manifestRuntime advertised
+//     (an object; installScope host or tenant).
 //   - R12: client is advertised only when the MCP client is exposed.
 //   - R13–R15 are outside this package (implementation metadata, extension
 //     keys, the discovery endpoint itself); R14's type pattern is reused

@@ -170,12 +170,50 @@ type HostEvents struct {
 	Types   []HostEventType `json:"types,omitempty"`
 }
 
+// Agents is the agents family record, restricted to what the interop
+// surfaces depend on: its lifecycle fields and agents.manifestRuntime, the
+// agent-manifest runtime floor whose inventory (GET /agents) per-agent A2A
+// cards are published from. a2a.agentCards requires it (OpenWOP interop
+// §Per-agent cards). The family's other facets (orchestrator,
+// dispatch, memory, …) are not modelled: this package validates and
+// writes only the record above.
+type Agents struct {
+	Status  Status  `json:"status,omitempty"`
+	Since   string  `json:"since,omitempty"`
+	Until   string  `json:"until,omitempty"`
+	Witness Witness `json:"witness,omitempty"`
+	// ManifestRuntime, when set, claims agents.manifestRuntime: the host
+	// instantiates pack-declared agents and lists them on GET /agents. It
+	// is an object even when empty ({}), because the facet is claimed by
+	// the presence of its key.
+	ManifestRuntime *ManifestRuntime `json:"manifestRuntime,omitempty"`
+}
+
+// ManifestRuntime is agents.manifestRuntime (RFC 0070).
+type ManifestRuntime struct {
+	// HandoffValidation claims that inbound tasks and outbound results are
+	// validated against an agent's handoff schemas; omitted when not done.
+	HandoffValidation bool `json:"handoffValidation,omitempty"`
+	// InstallScope says how GET /agents is scoped (RFC 0074):
+	// [InstallScopeHost] (one inventory for every caller, the default when
+	// empty) or [InstallScopeTenant] (each caller sees only its tenant's
+	// agents, and another tenant's agent is unknown).
+	InstallScope string `json:"installScope,omitempty"`
+}
+
+// Values of [ManifestRuntime.InstallScope].
+const (
+	InstallScopeHost   = "host"
+	InstallScopeTenant = "tenant"
+)
+
 // Declaration is everything a host advertises through this package. A nil
 // family is not advertised.
 type Declaration struct {
 	A2A        *A2A        `json:"a2a,omitempty"`
 	MCP        *MCP        `json:"mcp,omitempty"`
 	HostEvents *HostEvents `json:"hostEvents,omitempty"`
+	Agents     *Agents     `json:"agents,omitempty"`
 }
 
 // Normalize fills what a host left empty: Status stable, Since "2.0",
@@ -217,6 +255,15 @@ func (h *HostEvents) Normalize() {
 	normalizeLifecycle(&h.Status, &h.Since, &h.Witness)
 }
 
+// Normalize fills Status and Since like A2A.Normalize; Witness defaults to
+// witnessable-gated, the declaration's class for the agents family.
+func (g *Agents) Normalize() {
+	if g.Witness == "" {
+		g.Witness = WitnessGated
+	}
+	normalizeLifecycle(&g.Status, &g.Since, &g.Witness)
+}
+
 // Normalize normalizes every family present.
 func (d *Declaration) Normalize() {
 	if d.A2A != nil {
@@ -227,6 +274,9 @@ func (d *Declaration) Normalize() {
 	}
 	if d.HostEvents != nil {
 		d.HostEvents.Normalize()
+	}
+	if d.Agents != nil {
+		d.Agents.Normalize()
 	}
 }
 
@@ -295,8 +345,21 @@ func (h *HostEvents) Clone() *HostEvents {
 }
 
 // Clone returns a deep copy.
+func (g *Agents) Clone() *Agents {
+	if g == nil {
+		return nil
+	}
+	c := *g
+	if g.ManifestRuntime != nil {
+		mr := *g.ManifestRuntime
+		c.ManifestRuntime = &mr
+	}
+	return &c
+}
+
+// Clone returns a deep copy.
 func (d Declaration) Clone() Declaration {
-	return Declaration{A2A: d.A2A.Clone(), MCP: d.MCP.Clone(), HostEvents: d.HostEvents.Clone()}
+	return Declaration{A2A: d.A2A.Clone(), MCP: d.MCP.Clone(), HostEvents: d.HostEvents.Clone(), Agents: d.Agents.Clone()}
 }
 
 // Inbound reports whether the declaration advertises an inbound surface:

@@ -45,6 +45,7 @@ func fullHost() (Declaration, Served) {
 		HostEvents: &HostEvents{
 			Types: []HostEventType{{Type: "acme.deploy-finished", Delivery: Durable}},
 		},
+		Agents: &Agents{ManifestRuntime: &ManifestRuntime{InstallScope: InstallScopeTenant}},
 	}
 	s := Served{
 		ProtocolVersions: []string{"2.0"},

@@ -33,7 +33,8 @@ func ParseMCP(data []byte) (*MCP, error) {
 }
 
 // ParseDeclaration is ParseA2A for a whole declaration:
-// {"a2a": {...}, "mcp": {...}, "hostEvents": {...}}, each optional.
+// {"a2a": {...}, "mcp": {...}, "hostEvents": {...}, "agents": {...}}, each
+// optional.
 func ParseDeclaration(data []byte) (Declaration, error) {
 	var d Declaration
 	if err := strictDecode(data, &d); err != nil {
@@ -67,7 +68,7 @@ func strictDecode(data []byte, v any) error {
 // No two names here differ only in case, so the check is exact.
 func memberNames() map[string]struct{} {
 	names := map[string]struct{}{}
-	for _, v := range []any{Declaration{}, A2A{}, MCP{}, ServerMount{}, MRTR{}, HostEvents{}, HostEventType{}} {
+	for _, v := range []any{Declaration{}, A2A{}, MCP{}, ServerMount{}, MRTR{}, HostEvents{}, HostEventType{}, Agents{}, ManifestRuntime{}} {
 		t := reflect.TypeOf(v)
 		for i := 0; i < t.NumField(); i++ {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")

@@ -36,6 +36,9 @@ func TestParseDeclarationRoundTrip(t *testing.T) {
 			if diff := cmp.Diff(ad.HostEvents(), d.HostEvents); diff != "" {
 				t.Errorf("hostEvents (-declared +parsed):\n%s", diff)
 			}
+			if diff := cmp.Diff(ad.Agents(), d.Agents); diff != "" {
+				t.Errorf("agents (-declared +parsed):\n%s", diff)
+			}
 			if _, err := v.Declare(testNow, d, s); err != nil {
 				t.Errorf("parsed declaration refused: %v", err)
 			}

@@ -48,7 +48,7 @@ func TestRecordsGolden(t *testing.T) {
 			golden(t, h.name+".golden", indent(t, raw))
 			// Each record alone is the encoding of its typed copy.
 			recs := ad.Records()
-			for name, want := range map[string]any{FamilyA2A: ad.A2A(), FamilyMCP: ad.MCP(), FamilyHostEvents: ad.HostEvents()} {
+			for name, want := range map[string]any{FamilyA2A: ad.A2A(), FamilyMCP: ad.MCP(), FamilyHostEvents: ad.HostEvents(), FamilyAgents: ad.Agents()} {
 				got, ok := recs[name]
 				if isNil(want) {
 					if ok {
@@ -174,7 +174,7 @@ func TestRecordsCarryNoForbiddenKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 			for k := range doc {
-				if k != FamilyA2A && k != FamilyMCP && k != FamilyHostEvents {
+				if k != FamilyA2A && k != FamilyMCP && k != FamilyHostEvents && k != FamilyAgents {
 					t.Errorf("unexpected root key %q", k)
 				}
 			}

@@ -24,12 +24,14 @@ var (
 	mcpSchemaJSON string
 	//go:embed schema/hostevents.schema.json
 	hostEventsSchemaJSON string
+	//go:embed schema/agents.schema.json
+	agentsSchemaJSON string
 )
 
 const schemaBase = "https://github.com/wopinterop/wopinterop/facets/schema/"
 
-// Schema returns the JSON Schema of a family record ("a2a", "mcp" or
-// "hostEvents") and of the definitions they share ("common"), or nil for
+// Schema returns the JSON Schema of a family record ("a2a", "mcp",
+// "hostEvents" or "agents") and of the definitions they share ("common"), or nil for
 // any other name.
 func Schema(name string) []byte {
 	switch name {
@@ -39,6 +41,8 @@ func Schema(name string) []byte {
 		return []byte(mcpSchemaJSON)
 	case "hostEvents":
 		return []byte(hostEventsSchemaJSON)
+	case "agents":
+		return []byte(agentsSchemaJSON)
 	case "common":
 		return []byte(commonSchemaJSON)
 	}
@@ -47,7 +51,7 @@ func Schema(name string) []byte {
 
 // schemas are the compiled record schemas.
 type schemas struct {
-	a2a, mcp, hostEvents *jsonschema.Schema
+	a2a, mcp, hostEvents, agents *jsonschema.Schema
 }
 
 func compileSchemas() (*schemas, error) {
@@ -58,6 +62,7 @@ func compileSchemas() (*schemas, error) {
 		{"a2a.schema.json", a2aSchemaJSON},
 		{"mcp.schema.json", mcpSchemaJSON},
 		{"hostevents.schema.json", hostEventsSchemaJSON},
+		{"agents.schema.json", agentsSchemaJSON},
 	} {
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(r.text))
 		if err != nil {
@@ -75,6 +80,7 @@ func compileSchemas() (*schemas, error) {
 		{"a2a.schema.json", &s.a2a},
 		{"mcp.schema.json", &s.mcp},
 		{"hostevents.schema.json", &s.hostEvents},
+		{"agents.schema.json", &s.agents},
 	} {
 		sch, err := c.Compile(schemaBase + t.file)
 		if err != nil {

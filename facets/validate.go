@@ -73,6 +73,17 @@ func (v *Validator) Validate(now time.Time, d Declaration, s Served) error {
 	if he := hostEventsRecord(d); he != nil {
 		all = append(all, merge(checkRecord(v.schemas.hostEvents, "hostEvents", he), checkHostEvents(now, he, s))...)
 	}
+	if d.Agents != nil {
+		var rules problems
+		checkLifecycle(&rules, "agents", d.Agents.Since, d.Agents.Until, now, s)
+		all = append(all, merge(checkRecord(v.schemas.agents, "agents", d.Agents), rules)...)
+	}
+	// Per-agent cards are published from the agent-manifest inventory, so
+	// a2a.agentCards needs agents.manifestRuntime advertised beside it
+	// (OpenWOP interop §Per-agent cards, RFC 0202).
+	if d.A2A != nil && d.A2A.AgentCards && (d.Agents == nil || d.Agents.ManifestRuntime == nil) {
+		all.add("agents.manifestRuntime", "R11", "is required by a2a.agentCards: advertise the agents family with manifestRuntime (an object, {} at least)")
+	}
 	return all.err()
 }
 

@@ -69,6 +69,15 @@ func TestGoodDeclarations(t *testing.T) {
 			return d, s
 		},
 		"nothing at all": func() (Declaration, Served) { return Declaration{}, Served{} },
+		"agents without a2a": func() (Declaration, Served) {
+			return Declaration{Agents: &Agents{ManifestRuntime: &ManifestRuntime{}}}, Served{}
+		},
+		"agents without manifestRuntime": func() (Declaration, Served) {
+			d, s := fullHost()
+			d.A2A.AgentCards, s.A2A.AgentCards = false, false
+			d.Agents.ManifestRuntime = nil
+			return d, s
+		},
 	}
 	for name, mk := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -193,6 +202,19 @@ func badCases() []badCase {
 			"a2a.agentCards", "R11", "GetExtendedAgentCard"},
 		{"agentCards without per-agent cards", func(d *Declaration, s *Served) { s.A2A.AgentCards = false },
 			"a2a.agentCards", "R11", "per-agent cards"},
+		{"agentCards without the agents family", func(d *Declaration, s *Served) { d.Agents = nil },
+			"agents.manifestRuntime", "R11", "required by a2a.agentCards"},
+		{"agentCards without agents.manifestRuntime", func(d *Declaration, s *Served) { d.Agents.ManifestRuntime = nil },
+			"agents.manifestRuntime", "R11", "required by a2a.agentCards"},
+		// agents
+		{"agents installScope unknown", func(d *Declaration, s *Served) { d.Agents.ManifestRuntime.InstallScope = "galaxy" },
+			"agents.manifestRuntime.installScope", "", "tenant"},
+		{"agents experimental without until", func(d *Declaration, s *Served) { d.Agents.Status = StatusExperimental },
+			"agents.until", "R3", "required when status is experimental"},
+		{"agents since not a protocol version", func(d *Declaration, s *Served) { d.Agents.Since = "2.4" },
+			"agents.since", "R1", "protocolVersions"},
+		{"agents witness unknown", func(d *Declaration, s *Served) { d.Agents.Witness = "hearsay" },
+			"agents.witness", "", "witnessable-gated"},
 		// mcp versions (R2, R6)
 		{"mcp preferred not offered", func(d *Declaration, s *Served) { d.MCP.PreferredVersion = "2025-11-25" },
 			"mcp.preferredVersion", "R6", `"2025-11-25" is not in mcp.revisions`},

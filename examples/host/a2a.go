@@ -55,25 +55,3 @@ func a2aConfig(version string, guard *push.Guard) *wopinterop.A2AConfig {
 		Routed: []interop.Workflow{fixture(memstore.FixtureApproval)},
 	}
 }
-
-// fixture returns the definition of one conformance fixture workflow.
-func fixture(id string) interop.Workflow {
-	for _, d := range memstore.ConformanceFixtures() {
-		if d.Workflow.ID == id {
-			return d.Workflow
-		}
-	}
-	panic("host: no conformance fixture " + id) // a constant the tests cover
-}
-
-// fixtureIDs lists the five fixture workflows every tenant has; discovery
-// advertises them in the root fixtures[] (the suite looks for
-// conformance-approval there).
-func fixtureIDs() []string {
-	defs := memstore.ConformanceFixtures()
-	ids := make([]string, len(defs))
-	for i, d := range defs {
-		ids[i] = d.Workflow.ID
-	}
-	return ids
-}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
@@ -70,35 +74,70 @@ func isToken68(s string) bool {
 	return true
 }
 
-// bearerKeys is the demo interop.SubjectResolver: a static table of API
-// keys. It keeps only SHA-256 digests and compares every entry in constant
-// time, so neither timing nor a memory dump of the table gives a key away.
+// bearerKeys is the demo interop.SubjectResolver: the API keys of -keys,
+// plus the ones the conformance mint seam made. It keeps only SHA-256
+// digests and compares every entry in constant time, so neither timing nor
+// a memory dump of the table gives a key away.
 type bearerKeys struct {
+	mu      sync.RWMutex
 	entries []keyEntry
+	// configured is how many entries came from -keys; the rest are minted.
+	configured int
 }
 
 type keyEntry struct {
-	tenant string
-	digest [sha256.Size]byte
+	tenant    string
+	principal string
+	digest    [sha256.Size]byte
 }
 
 var _ interop.SubjectResolver = (*bearerKeys)(nil)
 
+// maxMintedKeys bounds the keys the mint seam may add, so a caller looping
+// on it cannot grow the table (and every request's compare) without end.
+const maxMintedKeys = 1024
+
 func newBearerKeys(keys []tenantKey) *bearerKeys {
-	b := &bearerKeys{entries: make([]keyEntry, len(keys))}
+	b := &bearerKeys{entries: make([]keyEntry, len(keys)), configured: len(keys)}
 	for i, k := range keys {
-		b.entries[i] = keyEntry{tenant: k.Tenant, digest: sha256.Sum256([]byte(k.Key))}
+		b.entries[i] = keyEntry{tenant: k.Tenant, principal: "key:" + k.Tenant, digest: sha256.Sum256([]byte(k.Key))}
 	}
 	return b
 }
 
-// Tenants lists the tenants that have a key, in -keys order.
+// Tenants lists the tenants that have a configured key, in -keys order.
 func (b *bearerKeys) Tenants() []string {
-	out := make([]string, len(b.entries))
-	for i, e := range b.entries {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]string, b.configured)
+	for i, e := range b.entries[:b.configured] {
 		out[i] = e.tenant
 	}
 	return out
+}
+
+// Mint makes a fresh API key for a new principal of tenant, usable at once
+// on every surface. The key is 32 random bytes (base64url); the principal
+// ("key:<tenant>:minted-<random>") is drawn separately, so it says nothing
+// about the key.
+func (b *bearerKeys) Mint(tenant string) (string, error) {
+	var raw [32]byte
+	var id [8]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read never fails (Go ≥ 1.24).
+	_, _ = rand.Read(id[:])
+	key := base64.RawURLEncoding.EncodeToString(raw[:])
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.entries)-b.configured >= maxMintedKeys {
+		return "", &apiError{Status: http.StatusForbidden, Code: codeForbidden,
+			Message: "this host has minted as many credentials as it keeps"}
+	}
+	b.entries = append(b.entries, keyEntry{
+		tenant:    tenant,
+		principal: "key:" + tenant + ":minted-" + hex.EncodeToString(id[:]),
+		digest:    sha256.Sum256([]byte(key)),
+	})
+	return key, nil
 }
 
 // ResolveSubject implements interop.SubjectResolver. A missing, malformed or
@@ -110,6 +149,8 @@ func (b *bearerKeys) ResolveSubject(r *http.Request) (interop.Subject, error) {
 		return interop.Subject{}, interop.ErrUnauthenticated
 	}
 	got := sha256.Sum256([]byte(token))
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	match := -1
 	for i := range b.entries {
 		// No early exit: every request costs the same whichever key matches.
@@ -120,8 +161,8 @@ func (b *bearerKeys) ResolveSubject(r *http.Request) (interop.Subject, error) {
 	if match < 0 {
 		return interop.Subject{}, interop.ErrUnauthenticated
 	}
-	t := b.entries[match].tenant
-	return interop.Subject{Tenant: t, Principal: "key:" + t, Authenticated: true}, nil
+	e := b.entries[match]
+	return interop.Subject{Tenant: e.tenant, Principal: e.principal, Authenticated: true}, nil
 }
 
 // bearerToken extracts the credential of a single "Authorization: Bearer

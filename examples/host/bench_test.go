@@ -22,7 +22,7 @@ func benchHandler(b *testing.B) (http.Handler, *memstore.Store) {
 	b.Cleanup(func() { store.Close() })
 	keys, _ := parseKeys(defaultKeys)
 	auth := newBearerKeys(keys)
-	if err := seed(store, auth.Tenants()); err != nil {
+	if err := seed(store, auth.Tenants(), "http://bench"); err != nil {
 		b.Fatal(err)
 	}
 	h, err := newHandler(config{Store: store, Auth: auth, BaseURL: "http://bench"})

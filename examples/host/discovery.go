@@ -14,11 +14,12 @@ import (
 // per family it offers. Presence of a record is the claim, so nothing it
 // does not serve appears, and none of the keys v2 deleted
 // (supportedTransports, grpc, root profiles, supported flags) do. The a2a,
-// mcp and hostEvents records are the library's (wopinterop.Host.Records):
-// mcp names the server URL, its transports, features (with "extensions"
-// for the Tasks extension) and mrtr.maxRounds; hostEvents lists
-// negotiation.decided as durable because A2A and MCP are served inbound
-// (RULES R16).
+// mcp, agents and hostEvents records are the library's
+// (wopinterop.Host.Records): mcp names the server URL, its transports,
+// features (with "extensions" for the Tasks extension) and mrtr.maxRounds;
+// agents carries manifestRuntime, which a2a.agentCards requires (OpenWOP
+// interop §Per-agent cards); hostEvents lists negotiation.decided as durable because A2A and
+// MCP are served inbound (RULES R16).
 type discoveryRoot struct {
 	ProtocolVersions []string           `json:"protocolVersions"`
 	PreferredVersion string             `json:"preferredVersion"`
@@ -27,7 +28,28 @@ type discoveryRoot struct {
 	RunList          runListRecord      `json:"runList"`
 	A2A              json.RawMessage    `json:"a2a"`
 	MCP              json.RawMessage    `json:"mcp"`
+	Agents           json.RawMessage    `json:"agents"`
 	HostEvents       json.RawMessage    `json:"hostEvents"`
+	OAuth            *oauthRecord       `json:"oauth,omitempty"`
+	Conformance      *conformanceRecord `json:"conformance,omitempty"`
+}
+
+// oauthRecord advertises the credential interrupt (OpenWOP oauth §The
+// credential interrupt, RFC 0199 §C.1): conformance-credential suspends on
+// one instead of failing. No provider is listed, because the host cannot
+// acquire a token for any: no grant completes here.
+type oauthRecord struct {
+	Status              string `json:"status"`
+	Since               string `json:"since"`
+	Witness             string `json:"witness"`
+	CredentialInterrupt bool   `json:"credentialInterrupt"`
+}
+
+// conformanceRecord names the seams profile served under
+// /conformance/seams/ (RFC 0168 §C.1); present only with
+// -conformance-seams.
+type conformanceRecord struct {
+	SeamsProfile string `json:"seamsProfile"`
 }
 
 type implementationInfo struct {
@@ -52,24 +74,34 @@ type discoveryDocument struct {
 }
 
 // newDiscoveryDocument encodes the root around records, the library's
-// family records; it needs a2a, mcp and hostEvents.
-func newDiscoveryDocument(version string, records map[string]json.RawMessage) (discoveryDocument, error) {
+// family records; it needs a2a, mcp, agents and hostEvents. base decides
+// whether conformance-credential is served (a secure origin) and with it
+// the oauth record; seams adds the conformance record.
+func newDiscoveryDocument(version, base string, seams bool, records map[string]json.RawMessage) (discoveryDocument, error) {
 	a2aRecord, mcpRecord, hostEvents := records[facets.FamilyA2A], records[facets.FamilyMCP], records[facets.FamilyHostEvents]
-	if a2aRecord == nil || mcpRecord == nil || hostEvents == nil {
-		return discoveryDocument{}, errors.New("host: the a2a, mcp and hostEvents records are missing")
+	agents := records[facets.FamilyAgents]
+	if a2aRecord == nil || mcpRecord == nil || hostEvents == nil || agents == nil {
+		return discoveryDocument{}, errors.New("host: the a2a, mcp, agents and hostEvents records are missing")
 	}
 	root := discoveryRoot{
 		ProtocolVersions: servedVersions(),
 		PreferredVersion: protocolVersion,
 		Implementation:   implementationInfo{Name: implementationName, Version: version},
-		Fixtures:         fixtureIDs(),
+		Fixtures:         fixtureIDs(base),
 		RunList: runListRecord{
 			Status: "stable", Since: protocolVersion, Witness: "witnessable-gated",
 			MaxPageSize: maxPageSize, Filters: []string{"workflowId", "status"},
 		},
 		A2A:        a2aRecord,
 		MCP:        mcpRecord,
+		Agents:     agents,
 		HostEvents: hostEvents,
+	}
+	if connectURL(base) != "" {
+		root.OAuth = &oauthRecord{Status: "stable", Since: protocolVersion, Witness: "witnessable-gated", CredentialInterrupt: true}
+	}
+	if seams {
+		root.Conformance = &conformanceRecord{SeamsProfile: seamsProfile}
 	}
 	body, err := encodeJSON(root)
 	if err != nil {

@@ -36,11 +36,11 @@ func TestDiscoveryDocument(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &root); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"a2a", "fixtures", "hostEvents", "implementation", "mcp", "preferredVersion", "protocolVersions", "runList"}
+	want := []string{"a2a", "agents", "fixtures", "hostEvents", "implementation", "mcp", "oauth", "preferredVersion", "protocolVersions", "runList"}
 	if got := slices.Sorted(maps.Keys(root)); !slices.Equal(got, want) {
 		t.Errorf("root keys %v, want %v", got, want)
 	}
-	for _, rec := range []string{"a2a", "mcp", "hostEvents", "runList"} {
+	for _, rec := range []string{"a2a", "mcp", "agents", "hostEvents", "runList", "oauth"} {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(root[rec], &m); err != nil {
 			t.Fatal(err)
@@ -52,13 +52,20 @@ func TestDiscoveryDocument(t *testing.T) {
 		}
 	}
 
-	// The suite finds conformance-approval among the fixtures.
+	// The suite finds the fixtures it drives among the fixtures, the
+	// credential one too: the listener is loopback, a secure origin.
 	var fixtures []string
 	if err := json.Unmarshal(root["fixtures"], &fixtures); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(fixtures, []string{"conformance-noop", "conformance-approval", "conformance-failure", "conformance-delay", "conformance-cancellable"}) {
+	if !slices.Equal(fixtures, []string{"conformance-noop", "conformance-approval", "conformance-failure", "conformance-delay", "conformance-cancellable",
+		"conformance-approval-approvers", "conformance-credential", "conformance-clarification", "conformance-clarification-nested", "conformance-clarification-sensitive"}) {
 		t.Errorf("fixtures = %v", fixtures)
+	}
+	// The credential interrupt is advertised (RFC 0199 §C.1); the seams are
+	// not, being off by default.
+	if string(root["oauth"]) != `{"status":"stable","since":"2.0","witness":"witnessable-gated","credentialInterrupt":true}` {
+		t.Errorf("oauth record %s", root["oauth"])
 	}
 	// The a2a record claims a2a-1.0 with the card's URL from the base URL
 	// (RULES R7), and hostEvents lists negotiation.decided as durable (R16).
@@ -98,6 +105,19 @@ func TestDiscoveryDocument(t *testing.T) {
 		!slices.Equal(mcpRecord.ServerURLs, []string{h.url + mcpPath}) || !slices.Equal(mcpRecord.ServerMount.Transports, []string{"streamable-http"}) ||
 		mcpRecord.MRTR.MaxRounds != 8 || mcpRecord.RefreshedAt != string(upstreamRefreshedAt) {
 		t.Errorf("mcp record %s", root["mcp"])
+	}
+	// a2a.agentCards is claimed, so agents.manifestRuntime is advertised,
+	// as an object (OpenWOP interop §Per-agent cards); the inventory is per
+	// tenant.
+	var agents struct {
+		Witness         string                     `json:"witness"`
+		ManifestRuntime map[string]json.RawMessage `json:"manifestRuntime"`
+	}
+	if err := json.Unmarshal(root["agents"], &agents); err != nil {
+		t.Fatal(err)
+	}
+	if agents.ManifestRuntime == nil || string(agents.ManifestRuntime["installScope"]) != `"tenant"` || agents.Witness != "witnessable-gated" {
+		t.Errorf("agents record %s", root["agents"])
 	}
 	var hostEvents struct {
 		Types []struct{ Type, Delivery string } `json:"types"`

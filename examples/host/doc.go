@@ -2,8 +2,9 @@
 // over the in-memory store (package interop/memstore), with the library's
 // A2A 1.0 surface and MCP 2026-07-28 server mounted beside it through the
 // root package (wopinterop.New, Host.Mount; see newHandler in server.go,
-// interop.go, a2a.go and mcp.go). It is the program a newcomer runs first
-// and the target of the end-to-end and real-peer tests.
+// interop.go, a2a.go and mcp.go; what the store holds at start is
+// seed.go). It is the program a newcomer runs first and the target of the
+// end-to-end and real-peer tests.
 //
 //	go run ./examples/host                      # listens on 127.0.0.1:8080
 //	go run ./examples/host -addr 127.0.0.1:0    # any free port
@@ -12,6 +13,8 @@
 //	go run ./examples/host -routing-secret "$(openssl rand -hex 32)"
 //	go run ./examples/host -seal-key "$(openssl rand -hex 32)"
 //	go run ./examples/host -push-allow http://127.0.0.1:9999
+//	go run ./examples/host -log-level debug
+//	go run ./examples/host -conformance-seams   # TEST ONLY, see below
 //
 // -public-url sets the origin of the links the host hands out (statusUrl,
 // eventsUrl, resolveUrl) and of every URL on the agent card; by default it
@@ -35,6 +38,27 @@
 // destination must be https to a public address (the push package's
 // egress guard). The card advertises pushNotifications either way.
 //
+// -log-level (debug, info, warn, error; default info) filters the log on
+// stderr (log/slog text). At info every request writes one line: the HTTP
+// method, the path, for the A2A JSON-RPC interface and the MCP mounts the
+// JSON-RPC method (A2A's read from the first 512 bytes of the body, which
+// the handler then reads whole; MCP's from the Mcp-Method header; a
+// method the surface does not know is logged as "other"), the status, the
+// duration and the tenant the credential authenticated. Never a key, a
+// token, a header value, a query string or a body. A response of 500 or
+// more is logged at error level, and so is every fault behind it.
+//
+// -conformance-seams serves the OpenWOP conformance seams (seams.go) and
+// advertises conformance.seamsProfile "openwop-conformance-seams-v2". It is
+// for conformance runs only: the mint seam,
+// POST /conformance/seams/sample/auth/credential/mint {"lane":"api-key"},
+// answers {"credential": KEY}, a fresh principal of the caller's tenant
+// whose key works at once on every surface. Only an authenticated caller
+// reaches it, for its own tenant, so it grants no tenant more than the
+// caller's key does; but any key holder can mint keys that survive a
+// change of -keys until the process ends (at most 1024), which is why it
+// is off by default, and then its path is an unknown route (404).
+//
 // When it is ready it prints exactly one line, "listening on http://ADDR",
 // with the address it really bound. SIGINT or SIGTERM drains it: open event
 // streams and long polls end, in-flight requests finish, then the store is
@@ -50,8 +74,29 @@
 // "Authorization: Bearer KEY". The default keys are demo-acme (tenant acme)
 // and demo-globex (tenant globex); -keys replaces them. A key maps to the Subject {Tenant: t, Principal:
 // "key:"+t, Authenticated: true}; the tenant comes from the credential only
-// (RULES R75). Every tenant gets the five conformance fixtures and one demo
-// agent.
+// (RULES R75). A minted key maps to a principal of its own
+// ("key:"+t+":minted-"+random).
+//
+// # Fixtures and agents
+//
+// Every tenant gets the five conformance fixtures (conformance-noop,
+// -approval, -failure, -delay, -cancellable) and the interrupt fixtures
+// (memstore.InterruptFixtures): conformance-approval-approvers, which only
+// urn:conformance:listed-approver may resolve (no key names that
+// principal, so every caller is refused, on every surface);
+// conformance-credential, a credential interrupt for provider "synthetic"
+// whose connectUrl is BASE/connect/synthetic (TASK_STATE_AUTH_REQUIRED over
+// A2A, URL mode over MCP; the demo has no authorization server, so nothing
+// is served there, no credential ever resolves and an "authorized" answer
+// is refused), registered only when BASE is https or loopback http; and
+// conformance-clarification (flat), -nested and -sensitive (a password
+// field), which MCP asks in form mode only when flat.
+//
+// Every tenant also has the demo agent and the conformance agent pack's
+// resolver (core.conformance.agent-pack), whose system prompt and handoff
+// schemas carry the suite's canaries and never leave the store. acme alone
+// has the workflow acme-report, globex alone the agent globex-analyst, so
+// what a caller sees (tools/list, GET /agents) is its tenant's.
 //
 // # Operations
 //
@@ -61,6 +106,8 @@
 //	GET  /runs/{runId}                             getRun: RunSnapshot, ETag, 304
 //	POST /runs/{runId}/cancel                      cancelRun
 //	POST /runs/{runId}/interrupts/{interruptId}    resolveInterruptByRun, body {"resumeValue":…}
+//	GET  /runs/{runId}/interrupts/{interruptId}    the open interrupt: message, resumeSchema, credential
+//	                                               (the MCP URL-mode page for input no form may ask)
 //	GET  /runs/{runId}/events/poll                 pollRunEvents: afterSequence, timeout
 //	GET  /host/events                              host events over SSE — R143, R144
 //	POST /runs/{runId}:cancel                      cancelRun, the colon form one suite leg uses
@@ -91,8 +138,11 @@
 // (the suite's DNS-rebinding scenario sends a loopback Origin).
 // TestMCPConformanceSuite runs the suite against it.
 //
-// Every tool is one of the caller's workflows (the five fixtures), with
-// MRTR (an approval is asked as a form elicitation) and the Tasks
+// Every tool is one of the caller's workflows (the fixtures, and for acme
+// acme-report), with MRTR (an approval or a flat clarification is asked as
+// a form elicitation; a nested or secret answer at the interrupt's page,
+// in URL mode, when the client declares it, else the call is an isError
+// result; a credential at its connectUrl) and the Tasks
 // extension (io.modelcontextprotocol/tasks). The bearer keys are the
 // credential (401 with WWW-Authenticate: Bearer otherwise). No browser
 // origin is allowed: a request with any Origin header is 403, one without
@@ -137,8 +187,13 @@
 //     negotiation.decided as durable: every A2A request, and every MCP
 //     request that reaches version selection, records one for the caller's
 //     tenant, delivered on GET /host/events (R16, R22). The
-//     root fixtures[] lists the five conformance fixture ids. GET /agents
-//     is served but the agents family is not advertised.
+//     root fixtures[] lists the fixture ids every tenant has; oauth
+//     (credentialInterrupt) is advertised with conformance-credential, and
+//     conformance (seamsProfile) with -conformance-seams. The agents
+//     record advertises manifestRuntime with installScope "tenant" (GET
+//     /agents lists the caller's tenant's agents), which a2a.agentCards
+//     requires (OpenWOP interop §Per-agent cards). GET /agents entries carry label, packName and
+//     hasHandoffSchemas, never the prompt or the schemas.
 //   - Any fault the host did not classify is 500 internal_error with a fixed
 //     message; the cause goes to the log, never to the caller.
 package main

@@ -18,10 +18,10 @@ func Example() {
 	defer store.Close()
 	keys, _ := parseKeys("acme=demo-acme")
 	auth := newBearerKeys(keys)
-	_ = seed(store, auth.Tenants())
-
 	srv := httptest.NewUnstartedServer(nil)
-	handler, err := newHandler(config{Store: store, Auth: auth, BaseURL: "http://" + srv.Listener.Addr().String()})
+	base := "http://" + srv.Listener.Addr().String()
+	_ = seed(store, auth.Tenants(), base)
+	handler, err := newHandler(config{Store: store, Auth: auth, BaseURL: base})
 	if err != nil {
 		fmt.Println(err)
 		return

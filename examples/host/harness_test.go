@@ -46,18 +46,20 @@ func newTestHost(t *testing.T, opts ...hostOption) *testHost {
 	}
 	auth := newBearerKeys(keys)
 	store := memstore.New()
-	if err := seed(store, auth.Tenants()); err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
 	drain, startDrain := context.WithCancel(context.Background())
 	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	if err := seed(store, auth.Tenants(), base); err != nil {
+		t.Fatal(err)
+	}
 	cfg := config{
 		Store:   store,
 		Auth:    auth,
-		BaseURL: "http://" + srv.Listener.Addr().String(),
+		BaseURL: base,
 		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Drain:   drain,
+		Minter:  auth,
 	}
 	for _, o := range opts {
 		o(&cfg)

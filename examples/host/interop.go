@@ -44,9 +44,23 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 		HostEvents: &facets.HostEvents{
 			Status: facets.StatusStable, Since: protocolVersion, Witness: facets.WitnessGated,
 		},
+		// Per-agent cards (a2a.agentCards) are published from the agent
+		// inventory of GET /agents, which is per tenant.
+		Agents: &facets.Agents{
+			Status: facets.StatusStable, Since: protocolVersion,
+			ManifestRuntime: &facets.ManifestRuntime{InstallScope: facets.InstallScopeTenant},
+		},
 		A2A: a2aConfig(version, guard),
-		MCP: mcpConfig(version, sealKey),
+		MCP: withInterruptPages(mcpConfig(version, sealKey), links{base: base}),
 	})
+}
+
+// withInterruptPages sends MCP clients that declare URL-mode elicitation
+// to an interrupt's own URL for input no form may ask: a nested answer or
+// a secret field (see interrupts.go).
+func withInterruptPages(c *wopinterop.MCPConfig, l links) *wopinterop.MCPConfig {
+	c.Server.InterruptURL = l.interruptURL
+	return c
 }
 
 // mountInterop registers the library's surfaces on mux: the agent card,

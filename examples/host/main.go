@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wopinterop/wopinterop/examples/host/mcpfixtures"
-	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
 )
@@ -51,6 +49,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	pushAllowSpec := fs.String("push-allow", "", "exact `origins` (scheme://host:port,...) A2A pushes may reach although plain http or on loopback/private addresses: local receivers")
 	routingSpec := fs.String("routing-secret", "", "`secret` (hex or base64, at least 32 bytes) deriving the agents' A2A routing values (default: random per process, so they change on restart)")
 	sealSpec := fs.String("seal-key", "", "`key` (hex or base64, at least 32 bytes) sealing MCP requestState values (default: random per process, so a pending multi-round call does not survive a restart)")
+	levelSpec := fs.String("log-level", "info", "log `level`: debug, info, warn or error (one line per request at info, faults at error)")
+	seams := fs.Bool("conformance-seams", false, "TEST ONLY: serve the OpenWOP conformance seams (POST "+mintPath+"). "+
+		"It lets any holder of a key mint more keys for its tenant, keys that outlive a change of -keys until restart: never enable it where real users or data are")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -91,7 +92,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		fmt.Fprintf(stderr, "host: invalid -push-allow: %v\n", err)
 		return exitUsage
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	level, err := parseLogLevel(*levelSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "host: invalid -log-level: %v\n", err)
+		return exitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -105,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 
 	auth := newBearerKeys(keys)
 	store := memstore.New(memstore.WithLogger(logger))
-	if err := seed(store, auth.Tenants()); err != nil {
+	if err := seed(store, auth.Tenants(), strings.TrimSuffix(base, "/")); err != nil {
 		_ = ln.Close()
 		_ = store.Close()
 		fmt.Fprintf(stderr, "host: %v\n", err)
@@ -115,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	defer startDrain()
 	handler, err := newHandler(config{
 		Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
-		SealKey: sealKey, PushAllow: pushAllow,
+		SealKey: sealKey, PushAllow: pushAllow, Seams: *seams, Minter: auth,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -183,34 +189,4 @@ func parsePushAllow(spec string) ([]string, error) {
 		return nil, err
 	}
 	return origins, nil
-}
-
-// seed gives every tenant the conformance fixtures and one demo agent that
-// routes two of them.
-func seed(store *memstore.Store, tenants []string) error {
-	// The MCP conformance suite's fixtures live in their own tenant, which
-	// only the /mcp-conformance mount reaches.
-	if err := mcpfixtures.Register(store, mcpfixtures.Tenant); err != nil {
-		return fmt.Errorf("register the MCP conformance fixtures: %w", err)
-	}
-	for _, t := range tenants {
-		if err := store.RegisterFixtures(t); err != nil {
-			return fmt.Errorf("register fixtures for %q: %w", t, err)
-		}
-		if err := store.AddAgent(t, demoAgent()); err != nil {
-			return fmt.Errorf("add demo agent for %q: %w", t, err)
-		}
-	}
-	return nil
-}
-
-func demoAgent() interop.Agent {
-	return interop.Agent{
-		ID:          "demo-agent",
-		Persona:     "demo",
-		PackVersion: "1.0.0",
-		Label:       "Demo agent",
-		Description: "Runs the no-op and approval conformance fixtures.",
-		Workflows:   []string{"conformance-noop", "conformance-approval"},
-	}
 }

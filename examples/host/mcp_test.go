@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,15 +236,15 @@ func TestMCPGuardAsConfigured(t *testing.T) {
 	for _, origin := range []string{h.url, "http://localhost:" + port} {
 		r, dec := mcpPostHost(t, h, mcpReq{Key: acmeKey, Method: "tools/list", Headers: map[string]string{"Origin": origin}}, strings.TrimPrefix(origin, "http://"))
 		wantStatus(t, r, http.StatusOK)
-		if len(dec.Result["tools"].([]any)) != 5 {
+		if len(dec.Result["tools"].([]any)) != len(sortedFixtures()) {
 			t.Errorf("own origin %s: %s", origin, r.Body)
 		}
 	}
 	// Each demo key reaches its own tenant's tools.
-	for _, key := range []string{acmeKey, globexKey} {
+	for key, tenant := range map[string]string{acmeKey: tenantAcme, globexKey: tenantGlobex} {
 		r, dec := h.mcp(mcpReq{Key: key, Method: "tools/list"})
 		wantStatus(t, r, http.StatusOK)
-		if dec.Result["cacheScope"] != "private" || len(dec.Result["tools"].([]any)) != 5 {
+		if dec.Result["cacheScope"] != "private" || len(dec.Result["tools"].([]any)) != len(workflowIDs(tenant, h.url)) {
 			t.Errorf("%s: %s", key, r.Body)
 		}
 	}
@@ -436,12 +435,10 @@ func mcpTools(res map[string]any) []string {
 	return names
 }
 
-// sortedFixtures are the five fixture ids in tools/list order.
-func sortedFixtures() []string {
-	ids := fixtureIDs()
-	slices.Sort(ids)
-	return ids
-}
+// sortedFixtures are acme's tools in tools/list order: the fixtures (with
+// conformance-credential, the test hosts being on loopback) and acme's own
+// workflow.
+func sortedFixtures() []string { return workflowIDs(tenantAcme, "http://127.0.0.1") }
 
 // FuzzParseSealKey: any -seal-key value either decodes to at least
 // sealed.MinKeyLen bytes — what the sealer needs — or is refused with an

@@ -111,6 +111,8 @@ func TestReadmeWalkthrough(t *testing.T) {
 	for _, want := range []string{
 		`"protocolVersions":["2.0"]`,
 		`"serverUrls":["` + base + `/mcp"]`,
+		`"agents":{`,
+		`"oauth":{`,
 		"304\n",
 		`"status":"running"`,
 		`"status":"completed"`,
@@ -130,6 +132,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		`"error":"unauthenticated"`,
 		`"agentId":"demo-agent"`,
 		`"a2aTenant":"`,
+		`"agentId":"core.conformance.agent-pack.resolver"`,
 		`"protocolBinding":"JSONRPC"`,
 		`"skills":[{`,
 		`"id":"conformance-approval"`,

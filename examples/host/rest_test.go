@@ -631,10 +631,12 @@ func TestAgents(t *testing.T) {
 	if !ok {
 		t.Fatal("the demo agent routes nothing")
 	}
+	r1, _ := keys.ForAgent(conformanceAgent())
 	r := h.get("/agents", acmeKey)
 	wantStatus(t, r, http.StatusOK)
-	want := `{"agents":[{"agentId":"demo-agent","persona":"demo","packVersion":"1.0.0","description":"Runs the no-op and approval conformance fixtures.","workflows":["conformance-noop","conformance-approval"],"a2aTenant":"` + r0 + `"},` +
-		`{"agentId":"idle-agent","persona":"idle","packVersion":"0.1.0","workflows":[]}]}` + "\n"
+	want := `{"agents":[{"agentId":"demo-agent","persona":"demo","label":"Demo agent","packVersion":"1.0.0","description":"Runs the no-op and approval conformance fixtures.","workflows":["conformance-noop","conformance-approval"],"hasHandoffSchemas":false,"a2aTenant":"` + r0 + `"},` +
+		`{"agentId":"core.conformance.agent-pack.resolver","persona":"Resolver","label":"Resolver","packName":"core.conformance.agent-pack","packVersion":"1.0.0","description":"Resolves a request by running the approval workflow the host routes to it.","workflows":["conformance-approval"],"hasHandoffSchemas":true,"a2aTenant":"` + r1 + `"},` +
+		`{"agentId":"idle-agent","persona":"idle","packVersion":"0.1.0","workflows":[],"hasHandoffSchemas":false}]}` + "\n"
 	if diff := cmp.Diff(want, string(r.Body)); diff != "" {
 		t.Errorf("GET /agents (-want +got):\n%s", diff)
 	}

@@ -64,6 +64,13 @@ type config struct {
 	// or private address: local receivers. Every other destination must be
 	// https to a public address.
 	PushAllow []string
+	// Seams serves the conformance seams (seams.go) and advertises
+	// conformance.seamsProfile. Test-only: never on a host real users
+	// reach. It needs Minter.
+	Seams bool
+	// Minter mints the credentials of the mint seam; the demo's bearer
+	// keys. Used only with Seams.
+	Minter credentialMinter
 }
 
 const (
@@ -86,6 +93,8 @@ type server struct {
 	heartbeat      time.Duration
 	drain          context.Context
 	discovery      discoveryDocument
+	seams          bool
+	minter         credentialMinter
 }
 
 // handler is the host's http.Handler and what its Close must release.
@@ -109,6 +118,12 @@ func newHandler(cfg config) (*handler, error) {
 	if cfg.Store == nil || cfg.Auth == nil {
 		return nil, errors.New("host: config needs a Store and an Auth resolver")
 	}
+	if cfg.Seams && cfg.Minter == nil {
+		return nil, errors.New("host: the conformance seams need a Minter")
+	}
+	// Every surface resolves callers through the recorder, so the request
+	// log names the tenant whichever surface authenticated it.
+	cfg.Auth = tenantRecorder{cfg.Auth}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("host: BaseURL must be an absolute http(s) origin")
@@ -121,6 +136,8 @@ func newHandler(cfg config) (*handler, error) {
 		maxBody:   cfg.MaxBodyBytes,
 		heartbeat: cfg.Heartbeat,
 		drain:     cfg.Drain,
+		seams:     cfg.Seams,
+		minter:    cfg.Minter,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -149,7 +166,7 @@ func newHandler(cfg config) (*handler, error) {
 	if s.interop, err = newInterop(cfg, s.links.base, version, secret, sealKey); err != nil {
 		return nil, err
 	}
-	if s.discovery, err = newDiscoveryDocument(version, s.interop.Records()); err != nil {
+	if s.discovery, err = newDiscoveryDocument(version, s.links.base, cfg.Seams, s.interop.Records()); err != nil {
 		_ = s.interop.Close(context.Background())
 		return nil, err
 	}
@@ -164,7 +181,7 @@ func newHandler(cfg config) (*handler, error) {
 	s.mountREST(mux)
 	s.mountInterop(mux, s.interop)
 	mux.Handle(mcpConformancePath, s.drained(conformance.srv.Handler()))
-	return &handler{Handler: mux, interop: s.interop, conformance: conformance}, nil
+	return &handler{Handler: s.logged(mux), interop: s.interop, conformance: conformance}, nil
 }
 
 // mountREST registers the OpenWOP REST subset. Each path also gets a
@@ -172,19 +189,24 @@ func newHandler(cfg config) (*handler, error) {
 // the error envelope (404 not_found with Allow) rather than by the mux's
 // plain-text 405.
 func (s *server) mountREST(mux *http.ServeMux) {
-	routes := []struct {
+	type route struct {
 		method, path string
 		h            http.Handler
-	}{
+	}
+	routes := []route{
 		{"GET", "/.well-known/openwop", http.HandlerFunc(s.getDiscovery)},
 		{"POST", "/runs", s.authed(s.createRun)},
 		{"GET", "/runs", s.authed(s.listRuns)},
 		{"GET", "/runs/{runId}", s.authed(s.getRun)},
 		{"POST", "/runs/{runId}/cancel", s.authed(s.cancelRun)},
+		{"GET", "/runs/{runId}/interrupts/{interruptId}", s.authed(s.getInterrupt)},
 		{"POST", "/runs/{runId}/interrupts/{interruptId}", s.authed(s.resolveInterrupt)},
 		{"GET", "/runs/{runId}/events/poll", s.authed(s.pollEvents)},
 		{"GET", "/host/events", s.authed(s.hostEvents)},
 		{"GET", "/agents", s.authed(s.listAgents)},
+	}
+	if s.seams { // test only: unknown routes (404) unless -conformance-seams
+		routes = append(routes, route{"POST", mintPath, s.authed(s.mintCredential)})
 	}
 	allow := map[string][]string{}
 	var paths []string

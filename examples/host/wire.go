@@ -177,14 +177,19 @@ func pollOf(run interop.Run, events []interop.RunEvent) pollView {
 
 // agentView is one GET /agents entry. a2aTenant is the agent's per-agent
 // A2A routing value, present when at least one workflow is routed to it
-// (RULES R34).
+// (RULES R34). hasHandoffSchemas says the agent has handoff schemas; the
+// schemas and the system prompt are never shown (OpenWOP interop
+// §Per-agent cards).
 type agentView struct {
-	AgentID     string   `json:"agentId"`
-	Persona     string   `json:"persona"`
-	PackVersion string   `json:"packVersion"`
-	Description string   `json:"description,omitempty"`
-	Workflows   []string `json:"workflows"`
-	A2ATenant   string   `json:"a2aTenant,omitempty"`
+	AgentID           string   `json:"agentId"`
+	Persona           string   `json:"persona"`
+	Label             string   `json:"label,omitempty"`
+	PackName          string   `json:"packName,omitempty"`
+	PackVersion       string   `json:"packVersion"`
+	Description       string   `json:"description,omitempty"`
+	Workflows         []string `json:"workflows"`
+	HasHandoffSchemas bool     `json:"hasHandoffSchemas"`
+	A2ATenant         string   `json:"a2aTenant,omitempty"`
 }
 
 type agentListView struct {
@@ -201,8 +206,8 @@ func agentsOf(agents []interop.Agent, tenantOf func(interop.Agent) (string, bool
 		}
 		r, _ := tenantOf(a)
 		v.Agents = append(v.Agents, agentView{
-			AgentID: a.ID, Persona: a.Persona, PackVersion: a.PackVersion,
-			Description: a.Description, Workflows: wf, A2ATenant: r,
+			AgentID: a.ID, Persona: a.Persona, Label: a.Label, PackName: a.Pack, PackVersion: a.PackVersion,
+			Description: a.Description, Workflows: wf, HasHandoffSchemas: len(a.HandoffSchemas) > 0, A2ATenant: r,
 		})
 	}
 	return v

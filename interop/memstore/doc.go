@@ -66,7 +66,11 @@
 //
 // [ConformanceFixtures] are the workflows the conformance suite drives
 // (conformance-noop, -approval, -failure, -delay, -cancellable);
-// [Store.RegisterFixtures] installs them in a tenant.
+// [Store.RegisterFixtures] installs them in a tenant. [InterruptFixtures]
+// add the interrupts the suite resolves over A2A, MCP and REST
+// (conformance-approval-approvers, -credential, -clarification, -nested,
+// -sensitive); the credential's connectUrl is on the host's origin, so
+// [Store.RegisterInterruptFixtures] takes it from the host.
 //
 // Store does not implement [interop.InputDeliverer]: a message for a run
 // that is running but not suspended is refused by the library (RULES R44).
