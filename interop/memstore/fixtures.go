@@ -364,7 +364,9 @@ func runCredential(ctx context.Context, rc *RunContext, connectURL string) (json
 	case res.Outcome == interop.OutcomeCancel:
 		return nil, Cancel("credential request cancelled")
 	case res.Outcome == interop.OutcomeDecline, memberString(res.Value, "outcome") == "declined":
-		return nil, Fail(FixtureCredentialDeclinedMessage)
+		// RFC 0199 §C.4: a declined credential fails the node with
+		// connector_auth_declined.
+		return nil, FailWith("connector_auth_declined", FixtureCredentialDeclinedMessage)
 	}
 	// The resume schema refuses "authorized"; nothing else gets here.
 	return nil, errors.New("credential fixture: resolved without a credential")

@@ -200,7 +200,7 @@ func TestCredentialFixture(t *testing.T) {
 	if _, err := resolveOnly(t, s, sub, waiting, interop.OutcomeAccept, `{"outcome":"declined"}`); err != nil {
 		t.Fatal(err)
 	}
-	if failed := runUntil(t, s, sub, run.ID, interop.StatusFailed); failed.FailureMessage != FixtureCredentialDeclinedMessage {
+	if failed := runUntil(t, s, sub, run.ID, interop.StatusFailed); failed.FailureMessage != FixtureCredentialDeclinedMessage || failed.FailureCode != "connector_auth_declined" {
 		t.Errorf("failure %q", failed.FailureMessage)
 	}
 
