@@ -613,12 +613,14 @@ func (h *rpcHandler) stream(w http.ResponseWriter, r *http.Request, b *rpcBuffer
 
 // rpcParams decodes params (nil: {}) into v after the member-case check.
 // Nothing in params is ever a parse error: the body is valid JSON, so every
-// refusal here is -32602.
+// refusal here is -32602. A SendMessage request's data parts keep the
+// bytes they were sent as (data.go).
 func (s *Server) rpcParams(params []byte, sh shape, v any) error {
 	if params == nil {
 		params = []byte("{}")
 	}
-	if err := checkMemberCase(params, sh); err != nil {
+	w := walker{data: params}
+	if err := w.check(sh); err != nil {
 		return s.errs.memberCaseError(err)
 	}
 	if err := json.Unmarshal(params, v); err != nil {
@@ -626,6 +628,9 @@ func (s *Server) rpcParams(params []byte, sh shape, v any) error {
 			return s.errs.invalidParams(te.Field, te.Field+" has the wrong type")
 		}
 		return s.errs.invalidParams("", "params do not match the method's request")
+	}
+	if req, ok := v.(*wire.SendMessageRequest); ok {
+		keepDataBytes(req.Message, w.spans)
 	}
 	return nil
 }
