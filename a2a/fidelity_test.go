@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -347,4 +348,27 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestDataPartsAreNotDecoded: a data value is carried as bytes, never
+// decoded into Go values on the way (which would cost an allocation per
+// member, number and string of it).
+func TestDataPartsAreNotDecoded(t *testing.T) {
+	s := projectServer(t)
+	var members strings.Builder
+	for i := range 200 {
+		members.WriteString(`"k` + strconv.Itoa(i) + `":[1.5,2,"x",{"y":null}],`)
+	}
+	params := []byte(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":{` + members.String() + `"z":0}}]}}`)
+	buf := make([]byte, len(params))
+	allocs := testing.AllocsPerRun(20, func() {
+		copy(buf, params)
+		req := new(wire.SendMessageRequest)
+		if err := s.rpcParams(buf, shapeSendMessageRequest, req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 40 {
+		t.Errorf("decoding a message with a 200-member data part costs %.0f allocations, want ≤ 40", allocs)
+	}
 }

@@ -45,6 +45,9 @@ type workflowInfo struct {
 	// is unusable (not an object, does not compile), which leaves the
 	// workflow unstartable through A2A rather than started unchecked.
 	schema *jsonschema.Schema
+	// noInputs is the schema's verdict on {}, the inputs of every message
+	// without a data part, decided once.
+	noInputs *schemacheck.Failure
 	// inputs and outputs are the media types the workflow accepts and
 	// produces: its own, else the card's defaults.
 	inputs, outputs []mediaRange
@@ -142,6 +145,7 @@ func (s *Server) judgeable(ctx context.Context, wf interop.Workflow) *workflowIn
 		s.log.WarnContext(ctx, "a2a: workflow input schema unusable; the skill cannot be started", "workflow", wf.ID, "error", err)
 	} else {
 		w.schema = sch
+		w.noInputs = schemacheck.Check(sch, []byte(`{}`))
 	}
 	if len(wf.InputModes) > 0 {
 		w.inputs = parseModes(wf.InputModes)
@@ -217,7 +221,10 @@ func (s *Server) checkInputs(w *workflowInfo, inputs json.RawMessage, part int) 
 	if w.schema == nil {
 		return s.errs.invalidParams("", "the requested skill is not available")
 	}
-	f := schemacheck.Check(w.schema, inputs)
+	f := w.noInputs
+	if part >= 0 {
+		f = schemacheck.Check(w.schema, inputs)
+	}
 	if f == nil {
 		return nil
 	}

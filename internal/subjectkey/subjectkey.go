@@ -18,8 +18,22 @@ import (
 // no two Subjects share a key.
 func Of(sub interop.Subject) string {
 	var b strings.Builder
+	b.Grow(size(sub))
 	write(&b, sub)
 	return b.String()
+}
+
+// size is about the length of sub's key, so that it is built in one
+// allocation.
+func size(sub interop.Subject) int {
+	n := len(sub.Tenant) + len(sub.Workspace) + len(sub.Principal) + 16
+	for _, sc := range sub.Scopes {
+		n += len(sc) + 4
+	}
+	if sub.Actor != nil {
+		n += size(*sub.Actor) + 1
+	}
+	return n
 }
 
 func write(b *strings.Builder, sub interop.Subject) {
@@ -29,9 +43,12 @@ func write(b *strings.Builder, sub interop.Subject) {
 	if sub.Authenticated {
 		b.WriteByte('A')
 	}
-	scopes := slices.Clone(sub.Scopes)
-	slices.Sort(scopes)
-	scopes = slices.Compact(scopes)
+	scopes := sub.Scopes
+	if !sortedSet(scopes) {
+		scopes = slices.Clone(scopes)
+		slices.Sort(scopes)
+		scopes = slices.Compact(scopes)
+	}
 	b.WriteString(strconv.Itoa(len(scopes)))
 	b.WriteByte('#')
 	for _, sc := range scopes {
@@ -47,4 +64,15 @@ func field(b *strings.Builder, f string) {
 	b.WriteString(strconv.Itoa(len(f)))
 	b.WriteByte(':')
 	b.WriteString(f)
+}
+
+// sortedSet reports whether s is strictly increasing: already the set the
+// key is written from.
+func sortedSet(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] >= s[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -45,3 +45,10 @@ func TestOfKeepsScopesOfTheCaller(t *testing.T) {
 		t.Fatal("Of sorted the caller's scopes in place")
 	}
 }
+
+func TestOfAllocatesOnce(t *testing.T) {
+	sub := interop.Subject{Tenant: "acme", Workspace: "w", Principal: "user:alice", Authenticated: true, Scopes: []string{"a:read", "b:write"}}
+	if n := testing.AllocsPerRun(100, func() { _ = Of(sub) }); n > 1 {
+		t.Errorf("Of allocates %.0f times, want 1", n)
+	}
+}
