@@ -84,7 +84,7 @@ func TestPushWiring(t *testing.T) {
 	}
 	accept := `{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":{"messageId":"m-acc","taskId":"` + task + `","role":"ROLE_USER","parts":[{"data":{"action":"accept"}}]}}}`
 	send(t, http.MethodPost, rpc, acmeKey, accept)
-	for _, want := range []string{"TASK_STATE_WORKING", "TASK_STATE_COMPLETED"} {
+	for _, want := range []string{"TASK_STATE_WORKING", `"artifactId":"openwop.output"`, "TASK_STATE_COMPLETED"} {
 		select {
 		case got := <-pushes:
 			if !strings.HasPrefix(got, "application/a2a+json Bearer tok-root ") || !strings.Contains(got, want) {

@@ -98,7 +98,9 @@ func modesOr(configured []string) []string {
 }
 
 // skill is the A2A skill of a workflow (RULES R29): its id is the workflow
-// id, and every required member is present (tags never null).
+// id, and every required member is present (tags never null). The
+// workflow's media types, when it names any, are the skill's inputModes and
+// outputModes (A2A 1.0 AgentSkill: they override the card's defaults).
 func skill(w interop.Workflow) wire.AgentSkill {
 	name := w.Name
 	if name == "" {
@@ -112,7 +114,10 @@ func skill(w interop.Workflow) wire.AgentSkill {
 	if tags == nil {
 		tags = []string{}
 	}
-	return wire.AgentSkill{ID: w.ID, Name: name, Description: description, Tags: tags}
+	return wire.AgentSkill{
+		ID: w.ID, Name: name, Description: description, Tags: tags,
+		InputModes: slices.Clone(w.InputModes), OutputModes: slices.Clone(w.OutputModes),
+	}
 }
 
 // baseCard is the host card without skills: what the public card, the

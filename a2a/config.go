@@ -92,6 +92,13 @@ type Config struct {
 	// Inventory and Routing are set.
 	ExtendedCard bool
 
+	// WorkflowTTL is how long a caller's workflows (input schemas, media
+	// types), read with ListWorkflows to judge messages before a run
+	// exists, are cached per authorization context; 0 means
+	// DefaultWorkflowTTL, a negative value reads them for every message.
+	// [Server.InvalidateWorkflows] drops them at once.
+	WorkflowTTL time.Duration
+
 	// BlockTimeout bounds how long a blocking SendMessage waits for the run
 	// to reach a terminal or interrupted state; 0 means 30s.
 	BlockTimeout time.Duration
@@ -119,6 +126,10 @@ type Server struct {
 	log    *slog.Logger
 	now    func() time.Time
 	routed map[string]interop.Workflow
+	// workflows, inputModes and outputModes judge a message before a run
+	// exists (workflows.go, content.go).
+	workflows               *workflowCache
+	inputModes, outputModes []mediaRange
 	// push serves the push-config rows and delivers pushes; nil while
 	// push is off.
 	push *push.Service
@@ -199,6 +210,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, m: m, errs: errs, log: log, now: now, routed: routed}
 	s.drain, s.startDrain = context.WithCancel(context.Background())
+	s.initJudging()
 	if cfg.Push != nil {
 		opts := *cfg.Push
 		if opts.Logger == nil {

@@ -348,10 +348,11 @@ func TestCoreSendMessageInputs(t *testing.T) {
 		}
 	}
 
-	// The store validates inputs against the workflow's schema.
+	// The inputs are validated against the workflow's schema before the
+	// store is asked, naming the value in the request.
 	env2 := newCoreEnv(t, withRouted(memstore.FixtureDelay))
 	_, err := env2.srv.sendMessage(coreCtx(t), c, &wire.SendMessageRequest{Message: userMessage("m-bad", wire.NewDataPart(map[string]any{"delayMs": "soon"}))})
-	wantError(t, err, -32602, "inputs/delayMs")
+	wantError(t, err, -32602, "message.parts[0].data/delayMs")
 }
 
 func TestCoreSendMessageTraceContext(t *testing.T) {

@@ -176,7 +176,9 @@ func TestStreamMessageResolvesAndFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := collectStream(t, ctx, seq)
-	want := "task:TASK_STATE_WORKING | status:TASK_STATE_COMPLETED"
+	// The approval run completes with an output and no artifact: the
+	// output's artifact goes just before the end.
+	want := "task:TASK_STATE_WORKING | artifact:" + outputArtifactID + "!last: | status:TASK_STATE_COMPLETED"
 	if strings.Join(got, " | ") != want {
 		t.Fatalf("stream %v, want %s", got, want)
 	}

@@ -25,7 +25,8 @@
 // (R51, R52); the routing value is read as described under Routing values.
 // The operation (service.go) reads the run under the caller's
 // Subject — unreadable is unknown (R74) — applies the multi-turn rules
-// (R41–R45, R71–R73) and calls the RunStore; project.go turns the Run into
+// (R41–R45, R71–R73), judges the message (below) and calls the RunStore;
+// project.go turns the Run into
 // a Task through the interop map's state rows (R58–R60); stream.go drives
 // SendStreamingMessage and SubscribeToTask from the run's watch (R46, R50).
 //
@@ -81,6 +82,64 @@
 // carries no resume value, which the store judges as before (memstore
 // refuses it -32602 on resumeValue).
 //
+// # Nothing a peer sends is altered
+//
+// a2a-go decodes a Part's "data" into an any, which loses integers above
+// 2^53, member order and the spelling of numbers (1.0, 1e2, -0). The
+// bindings keep the bytes instead (strict.go records where each data value
+// lies, data.go copies it out before decoding): every data part of an
+// inbound message holds a json.RawMessage of exactly what the peer sent,
+// and that is what reaches the run's inputs (the first data part), the
+// stored message, Task.history, GetTask, ListTasks and the streams, on
+// both bindings. A host's SelectWorkflow therefore sees data values as
+// json.RawMessage. On the way out, encoding/json drops insignificant
+// whitespace and writes <, >, & and U+2028/U+2029 inside strings as \u
+// escapes: the same JSON text, never a different value.
+// Message.referenceTaskIds and Message.extensions reach the host
+// (interop.Message.ReferenceTaskIDs, Extensions) exactly as sent and come
+// back in history; a referenced task is a hint, never read.
+//
+// A completed run's output reaches A2A peers as it reaches MCP clients (as
+// structuredContent): when the workflow published no artifact, the Task
+// carries one artifact with artifactId "openwop.output", name "output" and
+// one data part holding Run.Output exactly. The id is namespaced so that no
+// workflow artifact is mistaken for it, and it only ever appears on a task
+// with no other artifact. It is one projection, so SendMessage, GetTask,
+// ListTasks with includeArtifacts, the streams (an artifactUpdate just
+// before the terminal statusUpdate) and push bodies all show it. A run
+// without output (empty or null), not completed, or with artifacts of its
+// own shows none.
+//
+// # Judging a message before any run
+//
+// A message is judged against the caller's own view of the workflow it
+// starts or continues — RunStore.ListWorkflows under the caller's Subject,
+// cached per authorization context for Config.WorkflowTTL (a workflow
+// missing from the cached set is read again before a refusal;
+// [Server.InvalidateWorkflows] drops a tenant's at once) — before anything
+// is written (workflows.go, content.go):
+//
+//   - content types (A2A 1.0 §3.1.1, ContentTypeNotSupportedError -32005):
+//     every part's media type must be among the workflow's InputModes, else
+//     the card's defaultInputModes, and a non-empty
+//     configuration.acceptedOutputModes must admit one of its OutputModes,
+//     else the card's defaultOutputModes. A part without mediaType is typed
+//     by its member: text is text/plain, data application/json, raw and url
+//     application/octet-stream (RFC 9110 §8.3). Media types compare on
+//     type/subtype, case-insensitively, parameters ignored; */* and type/*
+//     ranges match on either side. A message to an existing task is judged
+//     by the task's workflow, or by the card's defaults when the caller may
+//     not start that workflow itself (an approver);
+//   - inputs, for a new task: the first data part's object (or {}) must
+//     satisfy the workflow's input schema, exactly as MCP tools/call
+//     arguments must; the refusal is -32602 with a google.rpc.BadRequest
+//     whose field is the data part's path and the JSON pointer (RFC 6901)
+//     of the offending value, e.g. message.parts[1].data/delayMs
+//     (message.parts when there is no data part). A workflow whose schema
+//     cannot be used cannot be started through A2A.
+//
+// A refused message creates no run and appends nothing.
+//
 // # Errors
 //
 // Operations return *Error values built from the interop map's error table
@@ -113,7 +172,9 @@
 // The public card (card.go) is selected by A2A-Version (absent → preferred,
 // R21), lists only routed interfaces with URLs from configuration (R27),
 // capabilities equal to the facets (R28), one skill per routed workflow
-// (R29) and the security the SubjectResolver enforces (R30). Per-agent
+// (R29; with the workflow's InputModes and OutputModes as the skill's
+// inputModes and outputModes when it names any) and the security the
+// SubjectResolver enforces (R30). Per-agent
 // cards are served through GetExtendedAgentCard with the agent's routing
 // value as tenant (R34–R40).
 package a2a

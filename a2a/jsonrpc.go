@@ -612,19 +612,26 @@ func (h *rpcHandler) stream(w http.ResponseWriter, r *http.Request, b *rpcBuffer
 
 // rpcParams decodes params (nil: {}) into v after the member-case check.
 // Nothing in params is ever a parse error: the body is valid JSON, so every
-// refusal here is -32602.
+// refusal here is -32602. A SendMessage request's data parts keep the
+// bytes they were sent as (data.go), which takes params to be the
+// binding's to change.
 func (s *Server) rpcParams(params []byte, sh shape, v any) error {
 	if params == nil {
 		params = []byte("{}")
 	}
-	if err := checkMemberCase(params, sh); err != nil {
+	w := walker{data: params}
+	if err := w.check(sh); err != nil {
 		return s.errs.memberCaseError(err)
 	}
+	data := takeDataBytes(params, w.spans)
 	if err := json.Unmarshal(params, v); err != nil {
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && safeField(te.Field) {
 			return s.errs.invalidParams(te.Field, te.Field+" has the wrong type")
 		}
 		return s.errs.invalidParams("", "params do not match the method's request")
+	}
+	if req, ok := v.(*wire.SendMessageRequest); ok {
+		keepDataBytes(req.Message, data)
 	}
 	return nil
 }

@@ -285,3 +285,21 @@ func BenchmarkSendMessageNoop(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSendMessageData is BenchmarkSendMessageNoop with the task's
+// inputs in a data part: the binding keeps the part's bytes and validates
+// them against the workflow's input schema before the run exists.
+func BenchmarkSendMessageData(b *testing.B) {
+	e := newBenchEnv(b)
+	prefix := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-`)
+	suffix := []byte(`","role":"ROLE_USER","parts":[{"text":"go"},{"data":{"message":"run it","n":12345678901234567890,"x":[1.0,1e2]}}],"metadata":{"skillId":"` + memstore.FixtureNoop + `"}}}}`)
+	body := make([]byte, 0, len(prefix)+len(suffix)+20)
+	i := 0
+	br := newBenchRequest(b, suffix)
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		body = append(strconv.AppendInt(append(body[:0], prefix...), int64(i), 10), suffix...)
+		br.serve(b, e.handler, body)
+	}
+}

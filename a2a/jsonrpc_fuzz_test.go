@@ -34,6 +34,7 @@ func FuzzJSONRPCRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"Method":"GetTask"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageID":"m","parts":[{"Text":"x"}]}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"file":{}}]}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-d","role":"ROLE_USER","parts":[{"data":{"z":12345678901234567890,"a":[1.0,1e2,-0]}}],"referenceTaskIds":["acme/x"],"extensions":["urn:x"],"metadata":{"skillId":"conformance-noop"}}}}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), true)

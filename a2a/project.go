@@ -97,6 +97,9 @@ func (s *Server) projectInto(box *taskBox, run *interop.Run, v taskView) error {
 	var arts []interop.Artifact
 	if v.artifacts {
 		arts = run.Artifacts
+		if out, ok := outputArtifact(run); ok {
+			arts = []interop.Artifact{out}
+		}
 	}
 	nparts := 0
 	for i := range msgs {
@@ -126,6 +129,31 @@ func (s *Server) projectInto(box *taskBox, run *interop.Run, v taskView) error {
 		}
 	}
 	return nil
+}
+
+// outputArtifactID is the artifactId of a completed run's output. It is
+// namespaced so that no workflow artifact is mistaken for it, and it is
+// only ever used on a task that holds no other artifact.
+const outputArtifactID = "openwop.output"
+
+// outputArtifact is how a completed run's output reaches A2A peers when
+// the workflow published no artifact of its own: one artifact, id
+// outputArtifactID, whose one data part holds Run.Output exactly — what an
+// MCP client reads as the call's structuredContent. ok is false for any
+// other run, and for an empty or null output.
+func outputArtifact(run *interop.Run) (a interop.Artifact, ok bool) {
+	if run.Status != interop.StatusCompleted || len(run.Artifacts) > 0 {
+		return interop.Artifact{}, false
+	}
+	out := trimJSONSpace(run.Output)
+	if len(out) == 0 || string(out) == "null" {
+		return interop.Artifact{}, false
+	}
+	return interop.Artifact{
+		ID:    outputArtifactID,
+		Name:  "output",
+		Parts: []interop.Part{{Kind: interop.PartData, Data: out}},
+	}, true
 }
 
 // contextOf is the run's contextId. A run started outside A2A has none;
@@ -283,6 +311,13 @@ func fillMessage(dst *wire.Message, m *interop.Message, parts partBuffer) partBu
 	dst.ID = m.ID
 	dst.Role = wireRole(m.Role)
 	dst.Metadata = m.Metadata
+	dst.Extensions = m.Extensions
+	if len(m.ReferenceTaskIDs) > 0 {
+		dst.ReferenceTasks = make([]wire.TaskID, len(m.ReferenceTaskIDs))
+		for i, id := range m.ReferenceTaskIDs {
+			dst.ReferenceTasks[i] = wire.TaskID(id)
+		}
+	}
 	dst.Parts, parts = parts.take(m.Parts)
 	return parts
 }
@@ -312,14 +347,23 @@ func wireRole(r interop.MessageRole) wire.MessageRole {
 }
 
 // hostMessage converts an inbound message; bad is the index of the first
-// part that holds none of text, raw, url and data, or -1. The metadata
-// travels as given: it is opaque to the host (RULES R149).
+// part that holds none of text, raw, url and data, or -1. The metadata,
+// extensions and referenceTaskIds travel as given: they are opaque to the
+// host, and a referenced task is a hint, never read (OpenWOP interop §What
+// stays opaque; A2A 1.0 Message.referenceTaskIds).
 func hostMessage(m *wire.Message) (msg interop.Message, bad int) {
 	out := interop.Message{
-		ID:       m.ID,
-		Role:     interop.RoleUser,
-		Parts:    make([]interop.Part, len(m.Parts)),
-		Metadata: m.Metadata,
+		ID:         m.ID,
+		Role:       interop.RoleUser,
+		Parts:      make([]interop.Part, len(m.Parts)),
+		Metadata:   m.Metadata,
+		Extensions: m.Extensions,
+	}
+	if len(m.ReferenceTasks) > 0 {
+		out.ReferenceTaskIDs = make([]string, len(m.ReferenceTasks))
+		for i, id := range m.ReferenceTasks {
+			out.ReferenceTaskIDs[i] = string(id)
+		}
 	}
 	if m.Role == wire.MessageRoleAgent {
 		out.Role = interop.RoleAgent

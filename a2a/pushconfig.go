@@ -209,7 +209,8 @@ func (s *Server) registerInline(ctx context.Context, c *call, run *interop.Run, 
 
 // pushEvents renders one run event as push bodies, exactly as a stream of
 // the task would show it (RULES R96, R54): an artifactUpdate per chunk, a
-// statusUpdate when the status changed from prev.
+// statusUpdate when the status changed from prev, preceded on a completion
+// without artifacts by the output's artifactUpdate.
 func (s *Server) pushEvents(ctx context.Context, sub interop.Subject, task push.TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {
 	run := interop.Run{ID: task.ID, ContextID: task.ContextID}
 	var out []wire.Event
@@ -217,9 +218,12 @@ func (s *Server) pushEvents(ctx context.Context, sub interop.Subject, task push.
 		out = append(out, artifactUpdate(&run, ev.Chunk))
 	}
 	if ev.Status != prev {
-		upd, err := s.statusAt(ctx, &call{subject: sub}, &run, ev)
+		output, upd, err := s.statusAt(ctx, &call{subject: sub}, &run, ev)
 		if err != nil {
 			return nil, err
+		}
+		if output != nil {
+			out = append(out, output)
 		}
 		out = append(out, upd)
 	}

@@ -32,6 +32,7 @@ func FuzzHTTPJSONRequest(f *testing.F) {
 		{"POST", "/message:send", `{"Message":{}}`, "1.0", 1},
 		{"POST", "/message:send", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","data":{}}]},"configuration":{"historyLength":-1,"returnImmediately":true}}`, "1.0", 1},
 		{"POST", "/message:stream", send, "1.0", 2},
+		{"POST", "/message:send", `{"message":{"messageId":"m-d","role":"ROLE_USER","parts":[{"data":{"z":12345678901234567890,"a":[1.0,1e2,-0]}}],"referenceTaskIds":["acme/x"],"extensions":["urn:x"]}}`, "1.0", 1},
 		{"POST", "/message:send", `{"message":`, "1.0", 1},
 		{"GET", "/tasks/" + id, "", "1.0", 1},
 		{"GET", "/tasks/acme~2FZZZZZZZZZZZZZZZZZZZZZZZZZZ?historyLength=3", "", "1.0", 1},

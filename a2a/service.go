@@ -52,6 +52,8 @@ type inbound struct {
 	msg     *wire.Message
 	host    interop.Message
 	history *int
+	// accepted is configuration.acceptedOutputModes.
+	accepted []string
 	// push is configuration.taskPushNotificationConfig, registered on the
 	// task once the message is applied.
 	push *push.Spec
@@ -149,6 +151,7 @@ func (s *Server) checkSend(req *wire.SendMessageRequest) (inbound, error) {
 			return inbound{}, s.errs.invalidParams("configuration.historyLength", "historyLength must not be negative")
 		}
 		in.history = cfg.HistoryLength
+		in.accepted = cfg.AcceptedOutputModes
 		if cfg.PushConfig != nil {
 			// Registered with the task once the message is applied; refused
 			// (never dropped) while push is off.
@@ -174,9 +177,23 @@ func (s *Server) startRun(ctx context.Context, c *call, in inbound) (interop.Run
 	if err != nil {
 		return interop.Run{}, err
 	}
-	inputs, bad := runInputs(in.msg)
-	if bad >= 0 {
-		return interop.Run{}, s.errs.invalidParams("message.parts["+strconv.Itoa(bad)+"].data", "the first data part must hold a JSON object, the task's inputs")
+	w, err := s.workflow(ctx, c.subject, workflow)
+	switch {
+	case errors.Is(err, errWorkflowUnknown):
+		// Routed, but not a workflow this caller may start.
+		return interop.Run{}, s.errs.invalidParams("", "the requested skill is not available")
+	case err != nil:
+		return interop.Run{}, s.storeFault(ctx, "ListWorkflows", err)
+	}
+	if err := s.checkContent(w, &in); err != nil {
+		return interop.Run{}, err
+	}
+	inputs, part, ok := runInputs(in.msg)
+	if !ok {
+		return interop.Run{}, s.errs.invalidParams("message.parts["+strconv.Itoa(part)+"].data", "the first data part must hold a JSON object, the task's inputs")
+	}
+	if err := s.checkInputs(w, inputs, part); err != nil {
+		return interop.Run{}, err
 	}
 	contextID := in.msg.ContextID
 	if contextID == "" {
@@ -266,23 +283,22 @@ func (s *Server) selectWorkflow(ctx context.Context, c *call, msg *wire.Message)
 	return "", s.errs.invalidParams(skillIDField, "name one of the agent's skills in message.metadata.skillId")
 }
 
-// runInputs is the first data part's object, or {} when the message has
-// no data part. The workflow's input schema is the store's to enforce; a
-// non-object first data part is refused here, because run inputs are an
-// object by contract: bad is its index, or -1.
-func runInputs(m *wire.Message) (inputs json.RawMessage, bad int) {
+// runInputs is the first data part's object and that part's index, or {}
+// and -1 when the message has no data part. ok is false when the first
+// data part is not an object: run inputs are an object by contract.
+func runInputs(m *wire.Message) (inputs json.RawMessage, part int, ok bool) {
 	for i, p := range m.Parts {
-		d, ok := p.Content.(wire.Data)
-		if !ok {
+		d, isData := p.Content.(wire.Data)
+		if !isData {
 			continue
 		}
 		raw, err := rawJSON(d.Value)
 		if err != nil || !isObject(raw) {
-			return nil, i
+			return nil, i, false
 		}
-		return raw, -1
+		return raw, i, true
 	}
-	return json.RawMessage(`{}`), -1
+	return json.RawMessage(`{}`), -1, true
 }
 
 // traceOf is the trace context passed to a new run: a well-formed
@@ -310,10 +326,17 @@ func (s *Server) continueRun(ctx context.Context, c *call, in inbound) (interop.
 	if in.msg.ContextID != "" && in.msg.ContextID != contextOf(&run) {
 		return interop.Run{}, s.errs.invalidParams("message.contextId", "contextId does not match the task's contextId")
 	}
-	switch {
-	case run.Status.Terminal():
+	if run.Status.Terminal() {
 		return interop.Run{}, s.errs.unsupported("the task is in a terminal state and accepts no more messages")
-	case run.Status.Suspended():
+	}
+	w, err := s.judgedBy(ctx, c, &run)
+	if err != nil {
+		return interop.Run{}, err
+	}
+	if err := s.checkContent(w, &in); err != nil {
+		return interop.Run{}, err
+	}
+	if run.Status.Suspended() {
 		return s.resolve(ctx, c, &run, in)
 	}
 	deliverer, ok := s.cfg.Store.(interop.InputDeliverer)

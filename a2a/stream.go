@@ -69,11 +69,14 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 				continue
 			}
 			last = ev.Status
-			upd, err := s.statusAt(ctx, c, &run, &ev)
+			output, upd, err := s.statusAt(ctx, c, &run, &ev)
 			if err != nil {
 				if ctx.Err() == nil {
 					yield(nil, err)
 				}
+				return
+			}
+			if output != nil && !yield(output, nil) {
 				return
 			}
 			if !yield(upd, nil) || done(ev.Status) {
@@ -83,21 +86,25 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 	}, nil
 }
 
-// statusAt projects the status an event moved the run to. A suspension
-// needs the interrupt it opened and a failure its message, which the event
-// does not carry: the run is read for them. If the interrupt is no longer
-// open by then, the update carries the state without it.
-func (s *Server) statusAt(ctx context.Context, c *call, run *interop.Run, ev *interop.RunEvent) (*wire.TaskStatusUpdateEvent, error) {
+// statusAt projects the status an event moved the run to and, when that
+// is a completion without any published artifact, the artifactUpdate of
+// the run's output that goes before it (outputArtifact), so the stream ends
+// holding what GetTask would. A suspension needs the interrupt it opened,
+// a failure its message and a completion its artifacts and output, none of
+// which the event carries: the run is read for them. If the interrupt is
+// no longer open by then, the update carries the state without it.
+func (s *Server) statusAt(ctx context.Context, c *call, run *interop.Run, ev *interop.RunEvent) (*wire.TaskArtifactUpdateEvent, *wire.TaskStatusUpdateEvent, error) {
 	at := interop.Run{
 		ID:        run.ID,
 		ContextID: run.ContextID,
 		Status:    ev.Status,
 		StatusAt:  ev.Timestamp,
 	}
-	if ev.Status.Suspended() || ev.Status == interop.StatusFailed {
+	var output *wire.TaskArtifactUpdateEvent
+	if ev.Status.Suspended() || ev.Status == interop.StatusFailed || ev.Status == interop.StatusCompleted {
 		now, err := s.cfg.Store.GetRun(ctx, c.subject, run.ID)
 		if err != nil {
-			return nil, s.taskRefusal(ctx, "GetRun", err)
+			return nil, nil, s.taskRefusal(ctx, "GetRun", err)
 		}
 		at.FailureMessage = now.FailureMessage
 		// node.suspended names the interrupt it opened; any other event
@@ -112,10 +119,18 @@ func (s *Server) statusAt(ctx context.Context, c *call, run *interop.Run, ev *in
 				break
 			}
 		}
+		if a, ok := outputArtifact(&now); ok && ev.Status == interop.StatusCompleted {
+			output = &wire.TaskArtifactUpdateEvent{
+				TaskID:    wire.TaskID(run.ID),
+				ContextID: contextOf(run),
+				Artifact:  wireArtifact(&a),
+				LastChunk: true,
+			}
+		}
 	}
 	upd, err := s.statusUpdate(&at)
 	if err != nil {
-		return nil, s.storeFault(ctx, "project", err)
+		return nil, nil, s.storeFault(ctx, "project", err)
 	}
-	return upd, nil
+	return output, upd, nil
 }

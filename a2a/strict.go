@@ -12,6 +12,11 @@ package a2a
 // payload — are skipped unread: their keys belong to the sender (RULES
 // R149).
 //
+// The same walk keeps where each message part's "data" value lies in the
+// request, so the binding can hand the run those exact bytes (data.go):
+// a2a-go decodes "data" into an any, which would turn every number into a
+// float64 and every object into a map.
+//
 // The walker reads bytes in place: it allocates only for a key written with
 // escapes, and it never recurses into a subtree it skips, so a deeply nested
 // opaque value costs no stack.
@@ -47,6 +52,9 @@ const (
 	shapeListPushConfigsRequest
 	shapeDeletePushConfigRequest
 	shapeExtendedCardRequest
+	// shapeData is a message part's "data" value: skipped unread like any
+	// opaque subtree, and its span kept. It is only ever a child.
+	shapeData
 )
 
 // names lists the member names of an object shape, comma-separated, exactly
@@ -98,6 +106,8 @@ func (sh shape) child(name string) shape {
 		return shapeParts
 	case sh == shapePushConfig && name == "authentication":
 		return shapePushAuth
+	case sh == shapePart && name == "data":
+		return shapeData
 	}
 	return shapeSkip
 }
@@ -158,6 +168,12 @@ func (e *caseMismatch) Error() string {
 // so does the binding.
 func checkMemberCase(data []byte, sh shape) error {
 	w := walker{data: data}
+	return w.check(sh)
+}
+
+// check walks w.data as a value of shape sh: checkMemberCase, keeping the
+// data spans in w.spans.
+func (w *walker) check(sh shape) error {
 	if err := w.value(sh); err != nil {
 		return err
 	}
@@ -188,6 +204,16 @@ type walker struct {
 	pos   int
 	path  [maxPathDepth]pathStep
 	depth int
+	// spans are the message parts' "data" values in the order read (a
+	// duplicated member appears twice; the later one is the one
+	// encoding/json keeps). They alias data.
+	spans []dataSpan
+}
+
+// dataSpan is where the "data" value of message.parts[part] lies.
+type dataSpan struct {
+	part int
+	raw  []byte
 }
 
 func (w *walker) push(name string, index int) {
@@ -242,6 +268,17 @@ func (w *walker) value(sh shape) error {
 	switch {
 	case sh == shapeSkip:
 		return w.skip()
+	case sh == shapeData:
+		start := w.pos
+		if err := w.skip(); err != nil {
+			return err
+		}
+		// The path is message, parts[i], data: the part index is one step
+		// up.
+		if w.depth >= 2 && w.depth <= maxPathDepth {
+			w.spans = append(w.spans, dataSpan{part: w.path[w.depth-2].index, raw: w.data[start:w.pos]})
+		}
+		return nil
 	case sh == shapeParts && w.data[w.pos] == '[':
 		return w.array(shapePart)
 	case sh != shapeParts && w.data[w.pos] == '{':

@@ -162,6 +162,8 @@ func FuzzStrictKeys(f *testing.F) {
 		`{"message":{"parts":[[],{},{"Raw":""}]}}`,
 		`{"a":{"b":[1,2,{"c":null}]},"message":null}`,
 		`{"message`,
+		`{"message":{"parts":[{"text":"t"},{"data":{"z":12345678901234567890,"a":[1.0,1e2,-0]}}]}}`,
+		`{"message":{"parts":[{"data":1,"data":2.50}],"parts":[{"data":null,"text":"x"},{"data":"s"}]},"message":{"parts":[{"data":[]}]}}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), uint8(shapeSendMessageRequest))
@@ -189,6 +191,9 @@ func FuzzStrictKeys(f *testing.F) {
 		got := errors.As(err, &cm)
 		if got != want {
 			t.Fatalf("walker refused=%v (%v), oracle refused=%v for %q (shape %d)", got, err, want, data, sh)
+		}
+		if sh == shapeSendMessageRequest && err == nil {
+			checkKeptData(t, data)
 		}
 	})
 }
@@ -227,7 +232,7 @@ func oracleMismatch(dec *json.Decoder, sh shape) (bool, error) {
 			}
 			k := kt.(string)
 			child := shapeSkip
-			if sh != shapeSkip && sh != shapeParts {
+			if sh != shapeSkip && sh != shapeParts && sh != shapeData {
 				if slices.Contains(names, k) {
 					child = sh.child(k)
 				} else {
@@ -247,4 +252,61 @@ func oracleMismatch(dec *json.Decoder, sh shape) (bool, error) {
 	}
 	_, err = dec.Token() // the closing delimiter
 	return found, err
+}
+
+// checkKeptData: after the binding's decode, every data part holds, as a
+// json.RawMessage, exactly the bytes encoding/json itself reads for that
+// part's "data" member (an oracle with a2a-go's decoding structure: fresh
+// parts per "parts" member, the last of repeated members).
+func checkKeptData(t *testing.T, data []byte) {
+	t.Helper()
+	var oracle struct {
+		Message *struct {
+			Parts oracleParts `json:"parts"`
+		} `json:"message"`
+	}
+	oerr := json.Unmarshal(data, &oracle)
+	// The binding's own decode, on a copy: it blanks the data values in
+	// the buffer it is given.
+	req := new(wire.SendMessageRequest)
+	if err := projectServer(t).rpcParams(bytes.Clone(data), shapeSendMessageRequest, req); err != nil || req.Message == nil {
+		return
+	}
+	if oerr != nil || oracle.Message == nil || len(oracle.Message.Parts) != len(req.Message.Parts) {
+		t.Fatalf("the oracle read %+v (%v) where a2a-go read %d parts: %q", oracle.Message, oerr, len(req.Message.Parts), data)
+	}
+	for i, p := range req.Message.Parts {
+		d, ok := p.Content.(wire.Data)
+		if !ok {
+			continue
+		}
+		raw, isRaw := d.Value.(json.RawMessage)
+		if !isRaw || !bytes.Equal(raw, oracle.Message.Parts[i].Data) {
+			t.Fatalf("part %d holds %#v, encoding/json read %s: %q", i, d.Value, oracle.Message.Parts[i].Data, data)
+		}
+	}
+}
+
+type oracleParts []*oraclePart
+
+func (p *oracleParts) UnmarshalJSON(b []byte) error {
+	var parts []*oraclePart
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	*p = parts
+	return nil
+}
+
+type oraclePart struct{ Data json.RawMessage }
+
+func (p *oraclePart) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	p.Data = w.Data
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/wopinterop/wopinterop/internal/schemacheck"
+	"github.com/wopinterop/wopinterop/internal/subjectkey"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -117,8 +117,9 @@ type toolSet struct {
 }
 
 // toolCache keeps each authorization context's tool list for ListTTL. The
-// key is tenant, workspace, principal, authentication and the sorted
-// scopes: whatever the host could authorize on (RULES R106, R117).
+// key is tenant, workspace, principal, authentication, the sorted scopes
+// and the forwarding actor: whatever the host could authorize on (RULES
+// R106, R117).
 type toolCache struct {
 	s       *Server
 	mu      sync.Mutex
@@ -134,25 +135,7 @@ func newToolCache(s *Server) *toolCache {
 }
 
 // authContextKey identifies an authorization context.
-func authContextKey(sub interop.Subject) string {
-	var b strings.Builder
-	for _, f := range [...]string{sub.Tenant, sub.Workspace, sub.Principal} {
-		b.WriteString(strconv.Itoa(len(f)))
-		b.WriteByte(':')
-		b.WriteString(f)
-	}
-	if sub.Authenticated {
-		b.WriteByte('A')
-	}
-	scopes := slices.Clone(sub.Scopes)
-	slices.Sort(scopes)
-	for _, sc := range slices.Compact(scopes) {
-		b.WriteString(strconv.Itoa(len(sc)))
-		b.WriteByte(':')
-		b.WriteString(sc)
-	}
-	return b.String()
-}
+func authContextKey(sub interop.Subject) string { return subjectkey.Of(sub) }
 
 // get returns the caller's tools, from the cache while fresh.
 func (tc *toolCache) get(ctx context.Context, sub interop.Subject) (*toolSet, error) {
@@ -232,7 +215,7 @@ func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, 
 		if len(bytes.TrimSpace(raw)) == 0 {
 			raw = json.RawMessage(`{"type":"object"}`)
 		}
-		sch, err := s.schemas.get(raw)
+		sch, err := s.schemas.Compile(raw)
 		if err != nil {
 			s.log.WarnContext(ctx, "mcp: workflow left out of tools/list: input schema unusable", "workflow", wf.ID, "error", err)
 			continue
@@ -276,7 +259,7 @@ func (tc *toolCache) addNative(ctx context.Context, sub interop.Subject, set *to
 		if len(bytes.TrimSpace(raw)) == 0 {
 			raw = json.RawMessage(`{"type":"object"}`)
 		}
-		sch, err := s.schemas.get(raw)
+		sch, err := s.schemas.Compile(raw)
 		if err != nil {
 			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: input schema unusable", "tool", nt.Name, "error", err)
 			continue
@@ -375,71 +358,11 @@ func (s *Server) lookupTool(ctx context.Context, sub interop.Subject, name strin
 	return nil, errInvalidParams("Invalid params: unknown tool")
 }
 
-// schemaCache compiles each input schema once. Schemas are pure functions
-// of their text, so the text is the key.
-type schemaCache struct {
-	mu       sync.Mutex
-	compiled map[string]*jsonschema.Schema
-}
+// schemaCache compiles each input schema once (shared with the A2A
+// surface, which validates SendMessage inputs the same way).
+type schemaCache = schemacheck.Cache
 
-// maxSchemas bounds the cache; a full cache starts over.
-const maxSchemas = 4096
-
-func newSchemaCache() *schemaCache {
-	return &schemaCache{compiled: map[string]*jsonschema.Schema{}}
-}
-
-func (c *schemaCache) get(raw json.RawMessage) (*jsonschema.Schema, error) {
-	key := string(raw)
-	c.mu.Lock()
-	sch, ok := c.compiled[key]
-	c.mu.Unlock()
-	if ok {
-		return sch, nil
-	}
-	sch, err := compileSchema(raw)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if len(c.compiled) >= maxSchemas {
-		clear(c.compiled)
-	}
-	c.compiled[key] = sch
-	c.mu.Unlock()
-	return sch, nil
-}
-
-// denyLoader refuses every external reference: a schema must be
-// self-contained, and compiling one must never reach the file system or
-// the network.
-type denyLoader struct{}
-
-func (denyLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
-}
-
-var errSchemaNotObject = errors.New("input schema is not a JSON object")
-
-// compileSchema compiles a self-contained JSON Schema (2020-12 unless it
-// says otherwise).
-func compileSchema(doc json.RawMessage) (*jsonschema.Schema, error) {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, errSchemaNotObject
-	}
-	const url = "mem://mcp/input.json"
-	c := jsonschema.NewCompiler()
-	c.UseLoader(denyLoader{})
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(url, v); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
+func newSchemaCache() *schemaCache { return schemacheck.NewCache() }
 
 // validateArguments checks arguments against a tool's schema before any
 // run exists (RULES R107). The refusal names the first failing location

@@ -234,6 +234,8 @@ async function scenario(card, binding, Factory, step) {
     check(r.url.startsWith(iface) && r.version === '1.0', `a call went to ${r.method} ${r.url} (A2A-Version ${r.version})`);
   }
   step('wire', `${sent.length - first} calls to ${iface}`);
+
+  await outputStep(a, step);
 }
 
 async function main() {
@@ -259,3 +261,35 @@ main().catch((err) => {
   if (!(err instanceof Mismatch) && err?.stack) console.error(err.stack);
   process.exit(1);
 });
+
+// output: a completed run that published no artifact of its own shows its
+// output as the artifact openwop.output, one data part holding it, in the
+// SendMessage answer, GetTask, ListTasks with includeArtifacts and,
+// streamed, just before the terminal statusUpdate. conformance-approval
+// completes with {"approved":true} and publishes none.
+async function outputStep(client, step) {
+  const want = JSON.stringify({ approved: true });
+  const wantOutput = (arts, where) => {
+    check(
+      arts?.length === 1 &&
+        arts[0].artifactId === 'openwop.output' &&
+        arts[0].parts?.length === 1 &&
+        JSON.stringify(arts[0].parts[0].data) === want,
+      `output ${where}: artifacts ${JSON.stringify(arts)}`,
+    );
+  };
+  const t = wire(await client.sendMessage(approve()));
+  wantOutput(wire(await client.sendMessage(accept(t.id))).artifacts, 'in the answer');
+  wantOutput(wire(await client.getTask(GetTaskRequest.fromJSON({ id: t.id }))).artifacts, 'from GetTask');
+  const list = await client.listTasks(ListTasksRequest.fromJSON({ contextId: t.contextId, includeArtifacts: true }));
+  check(list.tasks.length === 1, `output from ListTasks: ${list.tasks.length} tasks`);
+  wantOutput(wire(list.tasks[0]).artifacts, 'from ListTasks');
+
+  const next = wire(await client.sendMessage(approve()));
+  const streamed = [];
+  for await (const ev of client.sendMessageStream(accept(next.id))) streamed.push(ev);
+  const kinds = streamed.map(kind);
+  check(kinds.slice(-2).join(' ') === 'artifactUpdate statusUpdate:TASK_STATE_COMPLETED', `output streamed: ${kinds.join(' ')}`);
+  wantOutput([StreamResponse.toJSON(streamed.at(-2)).artifactUpdate.artifact], 'streamed');
+  step('output', `openwop.output ${want} in the answer, GetTask, ListTasks and the stream`);
+}

@@ -326,3 +326,100 @@ func kinds(evs []wire.Event) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestGoPeerSeesRunOutput: a2a-go's client sees a completed run's output.
+// conformance-approval publishes no artifact and completes with
+// {"approved":true}; the peer finds it as the artifact openwop.output, one
+// data part, in the SendMessage answer, GetTask, ListTasks with
+// includeArtifacts and, streamed, just before the terminal statusUpdate —
+// what an MCP client reads as structuredContent.
+func TestGoPeerSeesRunOutput(t *testing.T) {
+	for _, binding := range []wire.TransportProtocol{wire.TransportProtocolJSONRPC, wire.TransportProtocolHTTPJSON} {
+		t.Run(string(binding), func(t *testing.T) { goPeerOutput(t, binding) })
+	}
+}
+
+func goPeerOutput(t *testing.T, binding wire.TransportProtocol) {
+	h := newTestHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	card, err := agentcard.NewResolver(h.client).Resolve(ctx, h.url)
+	if err != nil {
+		t.Fatalf("card: %v", err)
+	}
+	creds := a2aclient.NewInMemoryCredentialsStore()
+	creds.Set("acme", bearerScheme, acmeKey)
+	acme := a2aclient.AttachSessionID(ctx, "acme")
+	opts := []a2aclient.FactoryOption{
+		a2aclient.WithDefaultsDisabled(),
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []wire.TransportProtocol{binding}, DisableTenantPropagation: true}),
+		a2aclient.WithCallInterceptors(&a2aclient.AuthInterceptor{Service: creds}),
+	}
+	if binding == wire.TransportProtocolJSONRPC {
+		opts = append(opts, a2aclient.WithJSONRPCTransport(h.client))
+	} else {
+		opts = append(opts, a2aclient.WithRESTTransport(h.client))
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, opts...)
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	t.Cleanup(func() { _ = client.Destroy() })
+
+	wantOutput := func(where string, arts []*wire.Artifact) {
+		t.Helper()
+		if len(arts) != 1 || arts[0].ID != "openwop.output" || len(arts[0].Parts) != 1 {
+			t.Fatalf("%s: artifacts %+v, want only openwop.output", where, arts)
+		}
+		data, ok := arts[0].Parts[0].Data().(map[string]any)
+		if !ok || len(data) != 1 || data["approved"] != true {
+			t.Fatalf("%s: output part %#v, want the data {\"approved\":true}", where, arts[0].Parts[0].Content)
+		}
+	}
+	approval := func() *wire.Task {
+		t.Helper()
+		res, err := client.SendMessage(acme, &wire.SendMessageRequest{Message: wire.NewMessage(wire.MessageRoleUser, wire.NewTextPart("please approve"))})
+		task, ok := res.(*wire.Task)
+		if err != nil || !ok || task.Status.State != wire.TaskStateInputRequired {
+			t.Fatalf("send: %+v %v", res, err)
+		}
+		return task
+	}
+	accept := func(task *wire.Task) *wire.Message {
+		m := wire.NewMessage(wire.MessageRoleUser, wire.NewDataPart(map[string]any{"action": "accept"}))
+		m.TaskID = task.ID
+		return m
+	}
+
+	task := approval()
+	res, err := client.SendMessage(acme, &wire.SendMessageRequest{Message: accept(task)})
+	done, ok := res.(*wire.Task)
+	if err != nil || !ok || done.Status.State != wire.TaskStateCompleted {
+		t.Fatalf("accept: %+v %v", res, err)
+	}
+	wantOutput("SendMessage", done.Artifacts)
+	got, err := client.GetTask(acme, &wire.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	wantOutput("GetTask", got.Artifacts)
+	list, err := client.ListTasks(acme, &wire.ListTasksRequest{ContextID: task.ContextID, IncludeArtifacts: true})
+	if err != nil || len(list.Tasks) != 1 {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	wantOutput("ListTasks", list.Tasks[0].Artifacts)
+
+	var streamed []wire.Event
+	for ev, err := range client.SendStreamingMessage(acme, &wire.SendMessageRequest{Message: accept(approval())}) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		streamed = append(streamed, ev)
+	}
+	if k := kinds(streamed); !strings.HasSuffix(k, "artifactUpdate statusUpdate:TASK_STATE_COMPLETED") {
+		t.Fatalf("stream: %s, want the output just before the end", k)
+	}
+	upd := streamed[len(streamed)-2].(*wire.TaskArtifactUpdateEvent)
+	wantOutput("stream", []*wire.Artifact{upd.Artifact})
+	t.Logf("output: %s, seen in the answer, GetTask, ListTasks and the stream", upd.Artifact.ID)
+}

@@ -72,7 +72,7 @@ func TestNodePeer(t *testing.T) {
 	want := []string{"ok card: skills conformance-approval"}
 	for _, binding := range []string{"JSONRPC", "HTTP+JSON"} {
 		for _, step := range []string{"send: acme/", "multi-turn: TASK_STATE_COMPLETED", "get: TASK_STATE_COMPLETED, 2 history",
-			"list: A 1 task, B none", "cancel: TASK_STATE_", "stream: task:", "subscribe: task:TASK_STATE_INPUT_REQUIRED", "wire: "} {
+			"list: A 1 task, B none", "cancel: TASK_STATE_", "stream: task:", "subscribe: task:TASK_STATE_INPUT_REQUIRED", "wire: ", "output: openwop.output"} {
 			want = append(want, "ok "+binding+" "+step)
 		}
 	}

@@ -53,7 +53,7 @@ func TestPushToAnAllowedLocalReceiver(t *testing.T) {
 	}
 	h.rpc(acmeKey, "1.0", `{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"messageId":"push-2","taskId":"`+
 		string(task.ID)+`","role":"ROLE_USER","parts":[{"data":{"action":"accept"}}]}}}`)
-	for _, want := range []string{"TASK_STATE_WORKING", "TASK_STATE_COMPLETED"} {
+	for _, want := range []string{"TASK_STATE_WORKING", `"artifactId":"openwop.output"`, "TASK_STATE_COMPLETED"} {
 		select {
 		case p := <-got:
 			if !strings.HasPrefix(p, "application/a2a+json Bearer push-tok ") || !strings.Contains(p, want) {

@@ -2,7 +2,9 @@
 // Schema and describes the first failure the way the library reports it
 // to callers: the JSON pointer of the offending value and the validator's
 // short keyword text, never a schema URL or location. memstore (run
-// inputs, resume values) and the MCP mount (tool arguments) share it.
+// inputs, resume values), the MCP mount (tool arguments) and the A2A
+// surface (SendMessage inputs) share it; the last two also share a
+// [Cache] of compiled input schemas.
 package schemacheck
 
 import (

@@ -1,6 +1,7 @@
 package schemacheck
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -41,5 +42,39 @@ func TestCheck(t *testing.T) {
 	}
 	if f := Check(s, []byte(`[]`)); f == nil || f.Pointer != "" || f.Reason == "" {
 		t.Fatalf("document-level failure: %+v", f)
+	}
+}
+
+func TestCacheCompilesOnce(t *testing.T) {
+	c := NewCache()
+	raw := []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+	a, err := c.Compile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Compile([]byte(string(raw)))
+	if err != nil || a != b {
+		t.Fatalf("the same text compiled twice (%p, %p, %v)", a, b, err)
+	}
+	if f := Check(a, []byte(`{"n":1.5}`)); f == nil || f.Pointer != "/n" {
+		t.Fatalf("the compiled schema does not validate: %+v", f)
+	}
+}
+
+func TestCacheRefusals(t *testing.T) {
+	c := NewCache()
+	for _, tc := range []struct{ name, schema string }{
+		{"not JSON", `{"type":`},
+		{"not an object", `[]`},
+		{"boolean schema", `true`},
+		{"external reference", `{"$ref":"https://schemas.example/x.json"}`},
+		{"file reference", `{"$ref":"file:///etc/passwd"}`},
+	} {
+		if _, err := c.Compile([]byte(tc.schema)); err == nil {
+			t.Errorf("%s: compiled", tc.name)
+		}
+	}
+	if _, err := c.Compile([]byte(`[]`)); !errors.Is(err, ErrNotObject) {
+		t.Errorf("not an object: %v, want ErrNotObject", err)
 	}
 }
