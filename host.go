@@ -133,6 +133,11 @@ type A2AConfig struct {
 	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
 	// BlockTimeout bounds a blocking SendMessage (default 30s).
 	BlockTimeout time.Duration
+	// WorkflowTTL is how long a caller's workflows (input schemas and
+	// media types, which judge a message before any run exists) are cached
+	// per authorization context (default a2a.DefaultWorkflowTTL; negative:
+	// read for every message). Host.InvalidateWorkflows drops them.
+	WorkflowTTL time.Duration
 }
 
 // ErrInvalidConfig is wrapped by every [ConfigError].
@@ -388,6 +393,7 @@ func New(cfg Config) (*Host, error) {
 			SelectWorkflow: c.SelectWorkflow,
 			ExtendedCard:   c.ExtendedCard,
 			BlockTimeout:   c.BlockTimeout,
+			WorkflowTTL:    c.WorkflowTTL,
 			Logger:         cfg.Logger,
 			Now:            cfg.Now,
 		}
@@ -504,6 +510,20 @@ func (h *Host) MCPServer() *mcp.Server { return h.mcp }
 // A2AServer is the mounted A2A server, or nil without an A2A section, for
 // a host that wants to mount its handlers itself.
 func (h *Host) A2AServer() *a2a.Server { return h.a2a }
+
+// InvalidateWorkflows tells the surfaces that tenant's workflows changed
+// (added, removed, a new input schema or media types): the A2A surface's
+// cached workflows and the MCP tool lists of that tenant are dropped at
+// once instead of when their TTLs run out. An empty tenant drops every
+// tenant's.
+func (h *Host) InvalidateWorkflows(tenant string) {
+	if h.a2a != nil {
+		h.a2a.InvalidateWorkflows(tenant)
+	}
+	if h.mcp != nil {
+		h.mcp.InvalidateTools(tenant)
+	}
+}
 
 // Drain starts a graceful shutdown of the mounted surfaces: every A2A or
 // MCP request still waiting on a run answers now in its protocol's shape

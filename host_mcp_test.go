@@ -15,6 +15,7 @@ import (
 
 	"github.com/wopinterop/wopinterop"
 	"github.com/wopinterop/wopinterop/facets"
+	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp"
 )
 
@@ -148,4 +149,34 @@ func toStrings(v any) []string {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// Host.InvalidateWorkflows drops the cached tool lists, so a workflow the
+// host adds is a tool at once rather than after the list TTL.
+func TestHostInvalidateWorkflows(t *testing.T) {
+	store := newStore(t)
+	h := newHost(t, mcpConfig(validConfig(store)))
+	srv := server(t, h)
+	count := func() int {
+		_, body := mcpPost(t, srv.URL+"/mcp", acmeKey, "tools/list", nil)
+		tools, _ := body["result"].(map[string]any)["tools"].([]any)
+		return len(tools)
+	}
+	before := count()
+	def := memstore.ConformanceFixtures()[0]
+	def.Workflow.ID = "added-later"
+	if err := store.Register("acme", def); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != before {
+		t.Fatalf("tools/list changed to %d before the invalidation; the cache is not what this test exercises", got)
+	}
+	h.InvalidateWorkflows("globex")
+	if got := count(); got != before {
+		t.Fatalf("invalidating globex changed acme's list to %d", got)
+	}
+	h.InvalidateWorkflows("acme")
+	if got := count(); got != before+1 {
+		t.Fatalf("after InvalidateWorkflows(acme): %d tools, want %d", got, before+1)
+	}
 }

@@ -67,27 +67,17 @@ func withInterruptPages(c *wopinterop.MCPConfig, l links) *wopinterop.MCPConfig 
 // the A2A interfaces and the MCP server. Their handlers answer every
 // request on their URLs in the protocol's own shape (RULES R66, R110), so
 // they bypass the OpenWOP-Version check and error envelope of the REST
-// routes. Their requests also end when the host drains: an A2A
-// subscription or an MCP subscriptions/listen stream never goes idle on its
-// own and would hold the shutdown up. (An MCP tools/call still waiting for
-// its run when the drain starts ends like a client disconnect: the mount
-// cancels that run, reason "mcp-request-cancelled", RULES R137.)
+// routes. They are not cut off when the host drains: the library's own
+// Drain (newHandler calls it as the drain starts) answers what is still
+// waiting in each protocol's shape and ends its streams, whereas a
+// cancelled request context would look like a client that went away — an
+// in-flight MCP tools/call would end with no answer at all.
 func (s *server) mountInterop(mux *http.ServeMux, h *wopinterop.Host) {
 	inner := http.NewServeMux()
 	h.Mount(inner)
-	drained := s.drained(inner)
 	for _, p := range []string{a2aCardPath, a2aPath, a2aRESTPath, a2aRESTPath + "/", mcpPath} {
-		mux.Handle(p, drained)
+		mux.Handle(p, inner)
 	}
-}
-
-// drained ends h's requests when the host drains (see mountInterop).
-func (s *server) drained(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := s.streamContext(r)
-		defer cancel()
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
 }
 
 // parseRoutingSecret reads -routing-secret (see decodeSecret).

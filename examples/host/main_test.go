@@ -221,3 +221,98 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) {
 		t.Fatalf("no exit within 5s of %v", sig)
 	}
 }
+
+// TestShutdownAnswersInFlightRequests shuts the host down while an MCP
+// tools/call waits on its run and an A2A SubscribeToTask stream is open:
+// the call gets a JSON-RPC error in MCP's shape (never an empty 200), the
+// stream ends after the events it carried, and run returns promptly.
+func TestShutdownAnswersInFlightRequests(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, outW, &stderr, nil)
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, ok := listeningURL(strings.TrimSuffix(line, "\n"))
+	if !ok {
+		t.Fatalf("first line %q", line)
+	}
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	h := &testHost{t: t, url: base, client: http.DefaultClient}
+
+	// An A2A task waiting for approval, and a stream following it.
+	task := rpcTask(t, h.rpc(acmeKey, "1.0", sendMessage(1, "shutdown-"+t.Name(), "")))
+	subscribe, _ := http.NewRequest("POST", base+a2aPath, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":"`+string(task.ID)+`"}}`))
+	subscribe.Header.Set("Content-Type", "application/json")
+	subscribe.Header.Set("A2A-Version", "1.0")
+	subscribe.Header.Set("Authorization", "Bearer "+acmeKey)
+	stream, err := http.DefaultClient.Do(subscribe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	streamed := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(stream.Body); streamed <- string(b) }()
+
+	// An MCP call whose run waits for a cancel.
+	type answer struct {
+		res response
+		dec mcpResult
+	}
+	called := make(chan answer, 1)
+	go func() {
+		res, dec := mcpPost(t, http.DefaultClient, base, mcpReq{Key: acmeKey, Method: "tools/call", Name: "conformance-cancellable",
+			Params: map[string]any{"name": "conformance-cancellable", "arguments": map[string]any{}}})
+		called <- answer{res, dec}
+	}()
+	waitRuns(t, h, 2)
+
+	cancel()
+	select {
+	case a := <-called:
+		if a.res.Status == http.StatusOK || a.dec.Error == nil || a.dec.Error.Code != -32603 || !bytes.Contains(a.res.Body, []byte(`"jsonrpc":"2.0"`)) {
+			t.Errorf("in-flight tools/call answered %d %s, want a JSON-RPC error", a.res.Status, a.res.Body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("in-flight tools/call got no answer")
+	}
+	select {
+	case body := <-streamed:
+		if !strings.Contains(body, `"task":{`) || !strings.Contains(body, `"id":2`) {
+			t.Errorf("subscription carried %q, want the task event before it ended", body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the A2A stream did not end at shutdown")
+	}
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after shutdown")
+	}
+}
+
+// waitRuns waits until acme has n runs.
+func waitRuns(t *testing.T, h *testHost, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		list := decode[struct {
+			Runs []snapshot `json:"runs"`
+		}](t, h.get("/runs", acmeKey))
+		if len(list.Runs) >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("acme never had %d runs", n)
+}

@@ -44,9 +44,10 @@ type config struct {
 	MaxBodyBytes int64
 	// Heartbeat is the SSE keep-alive period. Default: 15 s.
 	Heartbeat time.Duration
-	// Drain, when done, ends open event streams, long polls and A2A
-	// requests so a graceful shutdown does not wait for them. Default:
-	// never.
+	// Drain, when done, starts the graceful shutdown: it ends open event
+	// streams and long polls, and drains the A2A and MCP surfaces
+	// (wopinterop.Host.Drain), whose waiting requests then answer in their
+	// protocols' shapes and whose later requests get 503. Default: never.
 	Drain context.Context
 	// RoutingSecret derives the per-agent A2A routing values (a2aTenant).
 	// Default: a fresh random secret, so the values change with every
@@ -180,7 +181,12 @@ func newHandler(cfg config) (*handler, error) {
 	mux := http.NewServeMux()
 	s.mountREST(mux)
 	s.mountInterop(mux, s.interop)
-	mux.Handle(mcpConformancePath, s.drained(conformance.srv.Handler()))
+	mux.Handle(mcpConformancePath, conformance.srv.Handler())
+	// The library's surfaces drain themselves, in their protocols' shapes.
+	context.AfterFunc(s.drain, func() {
+		s.interop.Drain()
+		conformance.srv.Drain()
+	})
 	return &handler{Handler: s.logged(mux), interop: s.interop, conformance: conformance}, nil
 }
 
