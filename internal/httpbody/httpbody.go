@@ -1,0 +1,94 @@
+// Package httpbody reads the request body of a protocol surface within a
+// byte limit and a time limit, with memory that grows with the bytes that
+// actually arrive — never with the length a client merely declares — so
+// that hostile or slow clients cannot make the server reserve memory or
+// hold a connection open at will.
+//
+// The A2A bindings and the MCP mount read every body through [Read]; each
+// turns its errors into its own protocol's shape.
+package httpbody
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Errors of [Read]. A caller answers them in its protocol's shape: too
+// large is HTTP 413, too slow 408.
+var (
+	// ErrTooLarge reports a body, declared or received, over the limit.
+	ErrTooLarge = errors.New("httpbody: request body too large")
+	// ErrTooSlow reports a body that did not arrive within the time limit.
+	ErrTooSlow = errors.New("httpbody: request body not received in time")
+	// ErrIncomplete reports a body the client stopped sending.
+	ErrIncomplete = errors.New("httpbody: request body incomplete")
+)
+
+// initialGrowth is what a declared Content-Length may reserve up front: a
+// body that small is read in one step, while a larger declaration reserves
+// nothing more until its bytes arrive (bytes.Buffer then doubles as they
+// do, so memory stays within twice the bytes received).
+const initialGrowth = 4 << 10
+
+// MaxPooled is the largest buffer a caller should put back into a pool:
+// one large body must not pin its memory after the request.
+const MaxPooled = 64 << 10
+
+// Read appends r's body to dst, reading at most limit bytes within
+// timeout. A Content-Length over limit is refused before a byte is read.
+// The time limit is a read deadline on the connection
+// (http.ResponseController), which also cuts a body trickling in one byte
+// at a time; it is lifted again once the body is read, so a long response
+// (an SSE stream) is not cut. A ResponseWriter that cannot take a read
+// deadline (a middleware that wraps it without an Unwrap method) leaves
+// the body bounded in size only. timeout <= 0 means no time limit.
+func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
+	if r.ContentLength > limit {
+		return ErrTooLarge
+	}
+	if r.ContentLength > 0 {
+		dst.Grow(int(min(r.ContentLength, initialGrowth)))
+	}
+	if timeout > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+		}
+	}
+	// One byte more than the limit tells a body at the limit from one over
+	// it.
+	lr := limited{r: r.Body, n: limit + 1}
+	_, err := dst.ReadFrom(&lr)
+	switch {
+	case int64(dst.Len()) > limit:
+		return ErrTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return ErrTooSlow
+	case err != nil:
+		return ErrIncomplete
+	}
+	return nil
+}
+
+// limited reads at most n bytes of r, then reports io.EOF. Unlike
+// io.LimitReader it is a value the caller keeps on its stack.
+type limited struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
