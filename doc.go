@@ -26,11 +26,11 @@
 // facets.FieldError for a facet claim the configuration does not back) —
 // declares the facets, and builds the surfaces; [Host.Mount] puts them on
 // the host's mux; [Host.Records] are the a2a, mcp, agents and hostEvents
-// records for the host's GET /.well-known/openwop (RULES R1, R7, R16);
+// records for the host's GET /.well-known/openwop (OpenWOP interop.md §The facets; interop map, a2a.card; RFC 0242 §B.3);
 // [Host.A2ATenant] is
-// the a2aTenant of a GET /agents entry (R34); [Host.Close] drains the
+// the a2aTenant of a GET /agents entry (OpenWOP RFC 0202 §B); [Host.Close] drains the
 // negotiation.decided records still queued for the EventSink and must run
-// before the store is closed (R22).
+// before the store is closed (OpenWOP interop.md §The audit event; RFC 0242 §B).
 //
 //	host, err := wopinterop.New(wopinterop.Config{
 //		Store: store, Subjects: resolver, Events: sink,

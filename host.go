@@ -67,7 +67,7 @@ type Config struct {
 	// HostEvents is the host's own hostEvents record (its own host-event
 	// types, status, witness); nil lets the library write a default one.
 	// Either way {negotiation.decided, durable} is listed whenever an
-	// inbound surface is advertised (RULES R16).
+	// inbound surface is advertised (OpenWOP RFC 0242 §B.3).
 	HostEvents *facets.HostEvents
 	// Agents is the host's agents discovery record: its agent-manifest
 	// runtime, whose inventory is Inventory (GET /agents). It is required
@@ -103,8 +103,8 @@ type A2AConfig struct {
 	// DurableTasks and AgentCards are claims the library backs;
 	// PushNotifications is backed when Push is set and refused otherwise.
 	Facet facets.A2A
-	// Push serves the push-config operations and push delivery (RULES
-	// §10–§11) when Facet.PushNotifications is claimed; the two go
+	// Push serves the push-config operations and push delivery (OpenWOP
+	// RFC 0214) when Facet.PushNotifications is claimed; the two go
 	// together. Events defaults to Config.Events, Logger and Now to
 	// Config's; the Guard decides which destinations are reachable (https
 	// to public addresses, plus an exact-origin allowlist for local
@@ -123,10 +123,10 @@ type A2AConfig struct {
 	// Card describes the host on its public card. Name and Description are
 	// required; Version defaults to Config.HostVersion. Its security
 	// schemes must describe exactly what Config.Subjects enforces
-	// (RULES R30).
+	// (OpenWOP interop map, a2a.card).
 	Card a2a.CardConfig
 	// Routed are the workflows the interfaces route: one skill each on the
-	// public card (RULES R29). At least one.
+	// public card (OpenWOP interop map, a2a.card). At least one.
 	Routed []interop.Workflow
 	// SelectWorkflow picks the workflow of a new task when more than one
 	// is routed; nil means message.metadata.skillId names it.
@@ -282,7 +282,7 @@ func New(cfg Config) (*Host, error) {
 		}
 		if c.Push != nil && f.PushNotifications {
 			// Dead letters are host events of this type; a host never
-			// emits a type it does not advertise (RULES R144).
+			// emits a type it does not advertise (OpenWOP events.md §Host events).
 			if decl.HostEvents == nil {
 				decl.HostEvents = &facets.HostEvents{}
 			}
@@ -477,7 +477,7 @@ func (h *Host) Mount(mux *http.ServeMux) {
 		prefix := h.a2aPath + HTTPJSONSuffix
 		rest := http.StripPrefix(prefix, h.a2a.HTTPJSON())
 		// The bare prefix too: otherwise the mux would answer it with a
-		// redirect to prefix+"/", which is no A2A shape (RULES R66).
+		// redirect to prefix+"/", which is no A2A shape (OpenWOP RFC 0211 §C).
 		mux.Handle(prefix, rest)
 		mux.Handle(prefix+"/", rest)
 	}
@@ -487,7 +487,7 @@ func (h *Host) Mount(mux *http.ServeMux) {
 // GET /.well-known/openwop document: "a2a" when A2A is configured, "mcp"
 // when MCP is, "agents" when Config.Agents is set, and "hostEvents"
 // listing {negotiation.decided, durable} whenever an inbound surface is
-// (RULES R1, R16). The map is the caller's copy.
+// (OpenWOP interop.md §The facets; RFC 0242 §B.3). The map is the caller's copy.
 func (h *Host) Records() map[string]json.RawMessage { return h.ad.Records() }
 
 // Advertisement is the validated facet declaration.
@@ -495,7 +495,7 @@ func (h *Host) Advertisement() *facets.Advertisement { return h.ad }
 
 // A2ATenant is the a2aTenant routing value a host puts on the GET /agents
 // entry of agent a: set only with per-agent cards on and for an agent
-// with at least one routed workflow (RULES R34). The value grants nothing;
+// with at least one routed workflow (OpenWOP RFC 0202 §B). The value grants nothing;
 // it is resolved only among the caller's own agents, after authentication.
 func (h *Host) A2ATenant(a interop.Agent) (string, bool) {
 	if h.routing == nil {

@@ -190,7 +190,7 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 }
 
 // A claim the configuration does not back is refused at construction with
-// the facet field named (RULES R6, R7, R11, R28).
+// the facet field named (OpenWOP interop.md §The refresh SLA, §Per-agent cards; interop map, a2a.card).
 func TestNewRefusesClaimsNotServed(t *testing.T) {
 	store := newStore(t)
 	for _, tt := range []struct {
@@ -347,7 +347,7 @@ func TestMountServesConfiguredPaths(t *testing.T) {
 			}
 
 			// The bare HTTP+JSON prefix is answered by the binding, not by
-			// the mux's redirect (RULES R66).
+			// the mux's redirect (OpenWOP RFC 0211 §C).
 			bare := send(t, "GET", srv.URL+tt.rest, acmeKey, "")
 			var st struct {
 				Error struct {
@@ -370,7 +370,7 @@ func TestMountServesConfiguredPaths(t *testing.T) {
 }
 
 // Without HTTPJSON nothing is mounted under the rest prefix and the card
-// lists the JSON-RPC interface only (RULES R27).
+// lists the JSON-RPC interface only (OpenWOP interop map, a2a.card).
 func TestMountWithoutHTTPJSON(t *testing.T) {
 	cfg := validConfig(newStore(t))
 	cfg.A2A.HTTPJSON = false
@@ -465,7 +465,7 @@ func TestRecords(t *testing.T) {
 	}
 
 	// A host's own hostEvents record keeps its settings and types, and
-	// gains negotiation.decided (RULES R16).
+	// gains negotiation.decided (OpenWOP RFC 0242 §B.3).
 	cfg = validConfig(newStore(t))
 	cfg.HostEvents = &facets.HostEvents{
 		Witness: facets.WitnessGated,
@@ -481,7 +481,7 @@ func TestRecords(t *testing.T) {
 
 // A2ATenant gives an agent with a routed workflow a routing value, stable
 // for the agent and host version, and none to an agent without one or
-// without per-agent cards (RULES R34).
+// without per-agent cards (OpenWOP RFC 0202 §B).
 func TestA2ATenant(t *testing.T) {
 	store := newStore(t)
 	cfg := validConfig(store)
@@ -519,7 +519,7 @@ func TestA2ATenant(t *testing.T) {
 	if err := json.Unmarshal(rpc.body, &ans); err != nil || ans.Result.Name != "Ada" || ans.Result.SupportedInterfaces[0].Tenant != r {
 		t.Errorf("per-agent card: %s", rpc.body)
 	}
-	// globex cannot use acme's value (RULES R38).
+	// globex cannot use acme's value (OpenWOP interop.md §Per-agent cards).
 	rpc = send(t, "POST", srv.URL+"/a2a", globexKey, `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{"tenant":"`+r+`"}}`)
 	if !bytes.Contains(rpc.body, []byte(`"code":-32007`)) {
 		t.Errorf("foreign routing value: %s", rpc.body)
@@ -553,7 +553,7 @@ func (s *gatedSink) count() int {
 
 // Close delivers every record still queued before it returns: the
 // negotiation.decided record of each inbound call reaches the sink as a
-// durable host event of the caller's tenant (RULES R22).
+// durable host event of the caller's tenant (OpenWOP interop.md §The audit event; RFC 0242 §B).
 func TestCloseDrainsAuditor(t *testing.T) {
 	store := newStore(t)
 	sink := &gatedSink{EventSink: store, release: make(chan struct{})}

@@ -15,7 +15,7 @@ import (
 // call is what every operation knows about its request once the binding has
 // authenticated, negotiated and resolved the routing value: nothing of it
 // comes from the request body except the routing value, which is resolved
-// only after authentication and never selects the tenant (RULES R37, R75).
+// only after authentication and never selects the tenant (OpenWOP RFC 0202 §D.6; interop.md §Isolation).
 type call struct {
 	subject interop.Subject
 	// version is the negotiated A2A version.
@@ -25,7 +25,7 @@ type call struct {
 	agent *interop.Agent
 	// trace is the W3C trace context of the request's traceparent and
 	// tracestate headers, empty when absent or malformed. A well-formed
-	// value in Message.metadata.openwop wins over it (RULES R142).
+	// value in Message.metadata.openwop wins over it (OpenWOP interop.md §Trace context).
 	trace interop.TraceContext
 }
 
@@ -116,7 +116,7 @@ func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) er
 		return nil
 	}
 	// An unauthenticated request never resolves a routing value, so a real
-	// one answers exactly like a never-minted one (RULES R37).
+	// one answers exactly like a never-minted one (OpenWOP RFC 0202 §D.6).
 	if s.cfg.Routing == nil || !c.subject.Authenticated {
 		return errUnknownRoutingValue
 	}
@@ -145,7 +145,7 @@ func (s *Server) routingHint(ctx context.Context, c *call, tenant string) {
 // the caller; each operation answers it with its own never-minted answer.
 var errUnknownRoutingValue = errors.New("a2a: unknown routing value")
 
-// Method names of A2A 1.0.1 (RULES R57b).
+// Method names of A2A 1.0.1 (§5.3, §9.4).
 const (
 	methodSendMessage          = "SendMessage"
 	methodSendStreamingMessage = "SendStreamingMessage"
@@ -174,7 +174,7 @@ func (s *Server) advertised(facet string) bool {
 }
 
 // gate refuses a method whose map row requires a facet that is off, with
-// the row's error (RULES R51, R52). SendMessage's rows require nothing.
+// the row's error (OpenWOP interop.md §The operation mappings; interop map, a2a.operations). SendMessage's rows require nothing.
 func (s *Server) gate(method string) error {
 	if method == methodSendMessage {
 		return nil

@@ -1,6 +1,7 @@
 package a2a
 
-// Agent cards (RULES R27–R40): the public card at agentCardUrl, served by
+// Agent cards (OpenWOP interop map, a2a.card; interop.md §Per-agent cards;
+// RFC 0202): the public card at agentCardUrl, served by
 // [Server.AgentCard], and GetExtendedAgentCard (extendedCard), which
 // answers the caller's view of the host card or a per-agent card named by a
 // routing value.
@@ -33,7 +34,7 @@ const cardCacheControl = "public, max-age=300"
 var defaultModes = [...]string{"text/plain", "application/json"}
 
 // interfaceVersions lists the offered versions with the preferred one first
-// and the rest in their advertised order (RULES R27).
+// and the rest in their advertised order (OpenWOP interop map, a2a.card).
 func (s *Server) interfaceVersions() []string {
 	offered := s.cfg.Policy.Offered()
 	out := make([]string, 0, len(offered))
@@ -49,7 +50,7 @@ func (s *Server) interfaceVersions() []string {
 // interfaces lists every interface the server routes: one entry per
 // offered version per binding, the preferred version first, JSON-RPC before
 // HTTP+JSON within a version. URLs come from the configuration, never from
-// a request (RULES R27, R31). tenant is set only on per-agent cards.
+// a request (OpenWOP interop map, a2a.card; interop.md §Isolation). tenant is set only on per-agent cards.
 func (s *Server) interfaces(tenant string) []*wire.AgentInterface {
 	versions := s.interfaceVersions()
 	out := make([]*wire.AgentInterface, 0, 2*len(versions))
@@ -74,13 +75,13 @@ func (s *Server) interfaces(tenant string) []*wire.AgentInterface {
 
 // extendedCardServed reports whether GetExtendedAgentCard answers anything
 // but -32007: the host card's extended view or per-agent cards
-// (RULES R11, R28).
+// (OpenWOP interop.md §Per-agent cards; interop map, a2a.card).
 func (s *Server) extendedCardServed() bool {
 	return s.cfg.ExtendedCard || (s.cfg.Inventory != nil && s.cfg.Routing != nil)
 }
 
 // capabilities are the card's capabilities: the a2a facets as configured
-// (RULES R28), the same facets that open the operation rows, so the card
+// (OpenWOP interop map, a2a.card), the same facets that open the operation rows, so the card
 // claims exactly what the gate serves.
 func (s *Server) capabilities() wire.AgentCapabilities {
 	return wire.AgentCapabilities{
@@ -97,7 +98,7 @@ func modesOr(configured []string) []string {
 	return slices.Clone(configured)
 }
 
-// skill is the A2A skill of a workflow (RULES R29): its id is the workflow
+// skill is the A2A skill of a workflow (OpenWOP interop map, a2a.card): its id is the workflow
 // id, and every required member is present (tags never null). The
 // workflow's media types, when it names any, are the skill's inputModes and
 // outputModes (A2A 1.0 AgentSkill: they override the card's defaults).
@@ -142,7 +143,7 @@ func (s *Server) baseCard() *wire.AgentCard {
 }
 
 // publicCard is the card at agentCardUrl: one skill per routed workflow,
-// in the configured order (RULES R29). It names no routing value (R39).
+// in the configured order (OpenWOP interop map, a2a.card). It names no routing value (OpenWOP interop.md §Per-agent cards).
 func (s *Server) publicCard() *wire.AgentCard {
 	card := s.baseCard()
 	for _, w := range s.cfg.Routed {
@@ -184,18 +185,19 @@ func (s *Server) publicCards() (map[string]*encodedCard, error) {
 }
 
 // AgentCard returns the handler of the public agent card (a2a.agentCardUrl;
-// RULES R21, R27–R30, R39). Mount it at the path of Config.AgentCardURL,
+// OpenWOP interop map, a2a.card; interop.md §Legacy profiles are absent,
+// §Per-agent cards). Mount it at the path of Config.AgentCardURL,
 // e.g. /.well-known/agent-card.json.
 //
 // The card is public: no credential is required. A credential, when
 // present and valid, only decides how the negotiation is recorded and
-// whether a downgrade may be granted (RULES R17, R22). The version is
+// whether a downgrade may be granted (OpenWOP interop.md §Negotiation is a protocol, §The audit event; RFC 0242 §B). The version is
 // negotiated from the A2A-Version header or query parameter exactly as on
 // the interfaces:
 //
-//   - absent: the preferred version's card (R21);
+//   - absent: the preferred version's card (OpenWOP interop.md §Legacy profiles are absent);
 //   - an offered version: that version's card, except that an
-//     unauthenticated request below preferred gets the preferred one (R17);
+//     unauthenticated request below preferred gets the preferred one (OpenWOP interop.md §Negotiation is a protocol);
 //   - a version that is not offered, malformed or below the floor: 400
 //     with a google.rpc.Status carrying ErrorInfo VERSION_NOT_SUPPORTED and
 //     metadata.supportedVersions. Serving another version's card would
@@ -245,7 +247,7 @@ func (h *cardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Authenticated: sub.Authenticated,
 		Origin:        r.Header.Get("Origin"),
 	})
-	// An anonymous card fetch is recorded without a tenant (RULES R26),
+	// An anonymous card fetch is recorded without a tenant (OpenWOP RFC 0242 §B.4),
 	// even when the resolver placed the anonymous caller in one.
 	scope := negotiate.Scope{}
 	if sub.Authenticated {
@@ -292,20 +294,20 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// extendedCard serves GetExtendedAgentCard (RULES R33–R38).
+// extendedCard serves GetExtendedAgentCard (OpenWOP interop map, a2a.operations; RFC 0202 §B, §C, §D.6; interop.md §Per-agent cards).
 //
 // With a routing value (c.agent, resolved by the binding after
-// authentication) it answers that agent's card (R35): name = persona,
+// authentication) it answers that agent's card (OpenWOP RFC 0202 §C): name = persona,
 // version = packVersion, description = description else label, the host
 // card's interfaces each with tenant R, the host card's capabilities,
 // security and default modes, and one skill per workflow routed to the
 // agent that the caller may start. An agent left with no such workflow, and
 // an unauthenticated caller, are answered as a never-minted value: -32007
-// (R37, R38).
+// (OpenWOP RFC 0202 §D.6; interop.md §Per-agent cards).
 //
 // Without one it answers the caller's view of the host card when
 // Config.ExtendedCard is set: the public card with only the skills the
-// caller may start (R33). Otherwise -32007.
+// caller may start (OpenWOP interop map, a2a.operations). Otherwise -32007.
 func (s *Server) extendedCard(ctx context.Context, c *call, req *wire.GetExtendedAgentCardRequest) (*wire.AgentCard, error) {
 	if c.agent != nil {
 		return s.agentCard(ctx, c)
@@ -326,7 +328,7 @@ func (s *Server) extendedCard(ctx context.Context, c *call, req *wire.GetExtende
 	return card, nil
 }
 
-// agentCard is the per-agent card of c.agent (RULES R35, R36). It carries
+// agentCard is the per-agent card of c.agent (OpenWOP RFC 0202 §C). It carries
 // only inventory fields and workflow descriptions: never a prompt, a
 // schema or a credential.
 func (s *Server) agentCard(ctx context.Context, c *call) (*wire.AgentCard, error) {

@@ -45,7 +45,7 @@ func skillIDs(card *wire.AgentCard) []string {
 	return ids
 }
 
-// The per-agent card's field table (RULES R35, R36).
+// The per-agent card's field table (OpenWOP RFC 0202 §C).
 func TestPerAgentCardFields(t *testing.T) {
 	e := newRESTEnv(t)
 	host := decodeCard(t, cardFetch(t, e, "", nil, false))
@@ -114,7 +114,7 @@ func TestPerAgentCardGolden(t *testing.T) {
 }
 
 // Every routing value the caller may not use is answered exactly like a
-// never-minted one: same status, same bytes (RULES R37, R38).
+// never-minted one: same status, same bytes (OpenWOP RFC 0202 §D.6; interop.md §Per-agent cards).
 func TestPerAgentCardNonDisclosure(t *testing.T) {
 	e := newRESTEnv(t)
 	neverMinted := "AAAAAAAAAAAAAAAAAAAAAAAA"
@@ -148,7 +148,7 @@ func TestPerAgentCardNonDisclosure(t *testing.T) {
 }
 
 // An unauthenticated request with a real R gets what one with a
-// never-minted value gets (RULES R37): 401 from the credential check, and,
+// never-minted value gets (OpenWOP RFC 0202 §D.6): 401 from the credential check, and,
 // on a host that serves anonymous callers, the never-minted -32007.
 func TestPerAgentCardUnauthenticated(t *testing.T) {
 	e := newRESTEnv(t)
@@ -180,7 +180,7 @@ func TestPerAgentCardUnauthenticated(t *testing.T) {
 }
 
 // Without a routing value: the caller's view of the host card when
-// configured (RULES R33), -32007 otherwise.
+// configured (OpenWOP interop map, a2a.operations), -32007 otherwise.
 func TestHostExtendedCard(t *testing.T) {
 	off := newRESTEnv(t)
 	res := off.extendedCard(t, "key-acme", "")

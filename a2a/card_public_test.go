@@ -40,7 +40,7 @@ func cardWithVersions(offered []string, preferred, floor string, downgrade bool)
 func TestPublicCardInvariants(t *testing.T) {
 	e := newRESTEnv(t, cardWithVersions([]string{"1.0", "1.2", "1.1"}, "1.1", "1.0", false))
 	res := cardFetch(t, e, "", nil, true)
-	// Served both ways, the same bytes (RULES R21, R39).
+	// Served both ways, the same bytes (OpenWOP interop.md §Legacy profiles are absent, §Per-agent cards).
 	if with := cardFetch(t, e, "", map[string]string{"A2A-Version": "1.1"}, true); !bytes.Equal(with.body, res.body) || with.status != res.status {
 		t.Fatalf("the card with A2A-Version differs: %s", with.body)
 	}
@@ -54,7 +54,7 @@ func TestPublicCardInvariants(t *testing.T) {
 
 	// Interfaces: routed bindings only, URLs from the configuration (the
 	// request went to http://internal.invalid:8080), versions = offered,
-	// preferred first, one entry per version per binding (RULES R27).
+	// preferred first, one entry per version per binding (OpenWOP interop map, a2a.card).
 	var got []string
 	versions := map[string]bool{}
 	for _, in := range card.SupportedInterfaces {
@@ -76,18 +76,18 @@ func TestPublicCardInvariants(t *testing.T) {
 		t.Error("the card names the request's Host")
 	}
 
-	// Skills: exactly the routed workflows, with tags (RULES R29).
+	// Skills: exactly the routed workflows, with tags (OpenWOP interop map, a2a.card).
 	if len(card.Skills) != 1 || card.Skills[0].ID != memstore.FixtureApproval ||
 		card.Skills[0].Name != "Conformance approval" || card.Skills[0].Description == "" ||
 		!slices.Equal(card.Skills[0].Tags, []string{"conformance"}) {
 		t.Errorf("skills %+v", card.Skills)
 	}
 	// Capabilities = facets; extendedAgentCard because per-agent cards are
-	// served (RULES R28).
+	// served (OpenWOP interop map, a2a.card).
 	if !reflect.DeepEqual(card.Capabilities, wire.AgentCapabilities{Streaming: true, ExtendedAgentCard: true}) {
 		t.Errorf("capabilities %+v", card.Capabilities)
 	}
-	// Configured identity and security, default modes (RULES R30).
+	// Configured identity and security, default modes (OpenWOP interop map, a2a.card).
 	if card.Name != "Test host" || card.Version != "7.1.0" || card.Description != "A host for the binding tests." ||
 		card.Provider == nil || card.Provider.Org != "Example Org" || card.DocumentationURL != "https://example.test/docs" {
 		t.Errorf("identity %+v", card)
@@ -100,7 +100,7 @@ func TestPublicCardInvariants(t *testing.T) {
 		t.Errorf("default modes %v %v", card.DefaultInputModes, card.DefaultOutputModes)
 	}
 
-	// No routing value of any agent of any tenant, in any form (RULES R39).
+	// No routing value of any agent of any tenant, in any form (OpenWOP interop.md §Per-agent cards).
 	for _, tenant := range []string{"acme", "globex"} {
 		agents, err := e.store.ListAgents(t.Context(), interop.Subject{Tenant: tenant})
 		if err != nil {
@@ -268,8 +268,8 @@ func cardLastDecision(t testing.TB, e *restEnv, tenant string) (cardDecision, in
 	return d, len(evs)
 }
 
-// Version selection (RULES R17, R21) and its negotiation.decided record
-// (RULES R22, R26) for every outcome.
+// Version selection (OpenWOP interop.md §Negotiation is a protocol, §Legacy profiles are absent) and its negotiation.decided record
+// (OpenWOP interop.md §The audit event; RFC 0242 §B) for every outcome.
 func TestPublicCardVersionSelection(t *testing.T) {
 	cases := []struct {
 		name       string

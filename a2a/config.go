@@ -19,7 +19,7 @@ import (
 
 // Capabilities are the a2a facets the server honours. They become the
 // card's capabilities and open or close the operation rows whose
-// `requires` names them (RULES R28, R51).
+// `requires` names them (OpenWOP interop map, a2a.card; interop.md §The operation mappings).
 type Capabilities struct {
 	Streaming         bool
 	PushNotifications bool
@@ -40,7 +40,7 @@ type CardConfig struct {
 	DefaultInputModes  []string
 	DefaultOutputModes []string
 	// SecuritySchemes and SecurityRequirements must describe exactly the
-	// authentication the SubjectResolver enforces (RULES R30).
+	// authentication the SubjectResolver enforces (OpenWOP interop map, a2a.card).
 	SecuritySchemes      wire.NamedSecuritySchemes
 	SecurityRequirements wire.SecurityRequirementsOptions
 }
@@ -51,7 +51,7 @@ type Config struct {
 	Store    interop.RunStore
 	Subjects interop.SubjectResolver
 	// Policy is the A2A version policy (negotiate.A2A); its offered
-	// versions are the interfaces' protocolVersion values (RULES R27).
+	// versions are the interfaces' protocolVersion values (OpenWOP interop map, a2a.card).
 	Policy *negotiate.Policy
 	// Auditor receives one negotiation.decided record per request.
 	Auditor *negotiate.Auditor
@@ -72,7 +72,7 @@ type Config struct {
 	Card CardConfig
 
 	// Routed are the workflows this interface routes: one skill each on the
-	// public card (RULES R29). SendMessage without a taskId starts one of
+	// public card (OpenWOP interop map, a2a.card). SendMessage without a taskId starts one of
 	// them; with a single routed workflow no selector is needed.
 	Routed []interop.Workflow
 	// SelectWorkflow picks the workflow for a new task when more than one
@@ -83,7 +83,7 @@ type Config struct {
 	// when the message names none.
 	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
 
-	// Inventory and Routing enable per-agent cards (RULES R34–R40). Both or
+	// Inventory and Routing enable per-agent cards (OpenWOP RFC 0202 §B, §C, §D.6, §D.9; interop.md §Per-agent cards). Both or
 	// neither.
 	Inventory interop.AgentInventory
 	Routing   *isolation.RoutingKeys
@@ -105,7 +105,7 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
 	MaxBodyBytes int64
 	// Push configures the push-config operations and push delivery
-	// (RULES §10–§11). It is required when Capabilities.PushNotifications
+	// (OpenWOP RFC 0214; webhooks.md §Egress). It is required when Capabilities.PushNotifications
 	// is on and refused when it is off. Events is required in it; Logger
 	// and Now default to this Config's. The server renders push bodies
 	// itself, so a push shows exactly what the task's stream would.

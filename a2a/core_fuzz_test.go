@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzCoreTraceParent checks the hand-written traceparent check against
-// the W3C grammar written as a regular expression (RULES R142).
+// the W3C grammar written as a regular expression (OpenWOP interop.md §Trace context).
 func FuzzCoreTraceParent(f *testing.F) {
 	for _, seed := range []string{
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",

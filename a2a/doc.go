@@ -1,6 +1,6 @@
 // Package a2a serves A2A 1.0 over a host's RunStore, exactly as the OpenWOP
-// v2 interop map requires (RULES §3–§8, §10, §16, §19: R27–R82, R90–R99,
-// R141, R142, R149, R150). An A2A Task is the host's run: the server keeps no task
+// v2 interop map requires (its a2a rows, with OpenWOP interop.md and RFCs
+// 0202, 0208, 0211 and 0214). An A2A Task is the host's run: the server keeps no task
 // state of its own.
 //
 // Build a [Server] with [New] and mount its handlers on the host's mux:
@@ -22,13 +22,13 @@
 // unauthenticated (with the A2A-Version it named, when well formed), for no
 // tenant, before the 401; an accepted authenticated request records reason
 // ok. gate refuses a row whose `requires` facet is off with the row's error
-// (R51, R52); the routing value is read as described under Routing values.
+// (OpenWOP interop.md §The operation mappings; interop map, a2a.operations); the routing value is read as described under Routing values.
 // The operation (service.go) reads the run under the caller's
-// Subject — unreadable is unknown (R74) — applies the multi-turn rules
-// (R41–R45, R71–R73), judges the message (below) and calls the RunStore;
+// Subject — unreadable is unknown (OpenWOP interop.md §Isolation) — applies the multi-turn rules
+// (OpenWOP interop map, a2a.operations; interop.md §A2A multi-turn), judges the message (below) and calls the RunStore;
 // project.go turns the Run into
-// a Task through the interop map's state rows (R58–R60); stream.go drives
-// SendStreamingMessage and SubscribeToTask from the run's watch (R46, R50).
+// a Task through the interop map's state rows (OpenWOP interop map, a2a.taskState; RFC 0199 §D.1; a2a-task-state.schema.json); stream.go drives
+// SendStreamingMessage and SubscribeToTask from the run's watch (OpenWOP interop map, a2a.operations).
 //
 // # Routing values
 //
@@ -143,19 +143,19 @@
 // # Errors
 //
 // Operations return *Error values built from the interop map's error table
-// (errors.go; R63). Each binding turns them into wire bytes in exactly one
+// (errors.go; OpenWOP interop map, a2a.errors). Each binding turns them into wire bytes in exactly one
 // function: JSON-RPC errors carry data as an array with one
-// google.rpc.ErrorInfo (R64), HTTP+JSON errors are google.rpc.Status (R65),
+// google.rpc.ErrorInfo (OpenWOP RFC 0211 §A), HTTP+JSON errors are google.rpc.Status (OpenWOP RFC 0211 §B),
 // and every refusal on an interface URL — authentication, oversize,
 // malformed JSON, unknown method, wrong verb — is in the binding's shape,
-// never the OpenWOP envelope (R66). Not-found answers are byte-identical for
-// unknown and unreadable tasks (R67). [WriteJSONRPCError] and
+// never the OpenWOP envelope (OpenWOP RFC 0211 §C). Not-found answers are byte-identical for
+// unknown and unreadable tasks (OpenWOP RFC 0211 §D). [WriteJSONRPCError] and
 // [WriteHTTPJSONError] let host middleware refuse in the same shapes.
 //
 // # Push notifications
 //
 // With Capabilities.PushNotifications and Config.Push, the four push-config
-// rows run over a push.Service (pushconfig.go; R52, R90–R98): the task is
+// rows run over a push.Service (pushconfig.go; OpenWOP RFC 0214): the task is
 // read under the caller's Subject first, so an unreadable task and another
 // task's config id answer -32001 byte for byte like unknown ones; the URL
 // passes the egress guard or the request is -32602 on "url"; responses
@@ -170,11 +170,11 @@
 // # Cards
 //
 // The public card (card.go) is selected by A2A-Version (absent → preferred,
-// R21), lists only routed interfaces with URLs from configuration (R27),
-// capabilities equal to the facets (R28), one skill per routed workflow
-// (R29; with the workflow's InputModes and OutputModes as the skill's
+// OpenWOP interop.md §Legacy profiles are absent), lists only routed interfaces with URLs from configuration (OpenWOP interop map, a2a.card),
+// capabilities equal to the facets (OpenWOP interop map, a2a.card), one skill per routed workflow
+// (OpenWOP interop map, a2a.card; with the workflow's InputModes and OutputModes as the skill's
 // inputModes and outputModes when it names any) and the security the
-// SubjectResolver enforces (R30). Per-agent
+// SubjectResolver enforces (OpenWOP interop map, a2a.card). Per-agent
 // cards are served through GetExtendedAgentCard with the agent's routing
-// value as tenant (R34–R40).
+// value as tenant (OpenWOP RFC 0202 §B, §C, §D.6, §D.9; interop.md §Per-agent cards).
 package a2a

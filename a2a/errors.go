@@ -15,7 +15,7 @@ import (
 // function each (appendRPCError in jsonrpc.go, writeStatus in rest.go).
 //
 // Messages are fixed strings chosen here, never an error chain, a peer body
-// or a credential (RULES R70).
+// or a credential (OpenWOP interop map, a2a.fields).
 type Error struct {
 	// Code is the JSON-RPC error code.
 	Code int
@@ -25,7 +25,7 @@ type Error struct {
 	// binding it is used only for refusals before dispatch (401, 403, 413).
 	HTTP int
 	// Reason is the ErrorInfo reason; empty for -32602, which carries no A2A
-	// reason (RULES R64).
+	// reason (OpenWOP RFC 0211 §A).
 	Reason string
 	// Message is short and safe to show.
 	Message string
@@ -56,7 +56,7 @@ const (
 )
 
 // errors holds the constructors, built from the interop map's rows so the
-// codes, gRPC names, HTTP statuses and reasons are the map's (RULES R63).
+// codes, gRPC names, HTTP statuses and reasons are the map's (OpenWOP interop map, a2a.errors).
 type errorTable struct {
 	rows map[int]mapping.ErrorRow
 }
@@ -79,7 +79,7 @@ func (t *errorTable) row(code int, msg string) *Error {
 }
 
 // Row errors. Their messages are deliberately generic: the not-found message
-// is identical for unknown and unreadable ids (RULES R67).
+// is identical for unknown and unreadable ids (OpenWOP RFC 0211 §D).
 func (t *errorTable) taskNotFound() *Error { return t.row(-32001, "task not found") }
 func (t *errorTable) notCancelable() *Error {
 	return t.row(-32002, "task is in a terminal state and cannot be canceled")
@@ -95,7 +95,7 @@ func (t *errorTable) extendedCardNotConfigured() *Error {
 func (t *errorTable) extensionRequired(msg string) *Error { return t.row(-32008, msg) }
 
 // versionNotSupported carries the interface's versions comma-joined
-// (RULES R68).
+// (OpenWOP RFC 0211 §E).
 func (t *errorTable) versionNotSupported(supported string) *Error {
 	e := t.row(-32009, "A2A-Version is not supported")
 	e.Metadata = map[string]string{"supportedVersions": supported}

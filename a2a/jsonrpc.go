@@ -1,8 +1,9 @@
 package a2a
 
-// The JSON-RPC 2.0 binding (A2A 1.0.1 §9; RULES R41–R57b, R63–R70). Every
+// The JSON-RPC 2.0 binding (A2A 1.0.1 §9; OpenWOP interop map, a2a.operations, a2a.fields and
+// a2a.errors; RFC 0211). Every
 // answer on the interface URL is a JSON-RPC response, including the
-// refusals before dispatch (RULES R66):
+// refusals before dispatch (OpenWOP RFC 0211 §C):
 //
 //	wrong HTTP method         405 + Allow: POST, -32600, id null
 //	body over MaxBodyBytes    413, -32600, id null
@@ -62,7 +63,7 @@ func (s *Server) JSONRPC() http.Handler {
 // middleware mounted in front of [Server.JSONRPC] that refuses a request
 // before the handler runs (authentication, rate limits, body limits), so
 // that every answer on the interface URL stays in the binding's shape
-// (RULES R66).
+// (OpenWOP RFC 0211 §C).
 //
 // id is the request's id as raw JSON, if the middleware read it; nil, or
 // anything but a JSON string, number or null, is written as null.
@@ -454,7 +455,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 		s.routingHint(ctx, c, p.Tenant)
 		list, err := s.listTasks(ctx, c, p)
 		if err == nil && list != nil && list.Tasks == nil {
-			list.Tasks = []*wire.Task{} // never null (RULES R48)
+			list.Tasks = []*wire.Task{} // never null (OpenWOP interop map, a2a.operations)
 		}
 		return rpcResult{value: list}, resultErr(list == nil, err)
 
@@ -551,7 +552,7 @@ func (h *rpcHandler) openStream(ctx context.Context, c *call, q *rpcRequest) (it
 
 // stream answers a streaming method: an event stream whose every event is a
 // whole JSON-RPC response echoing the request id, with one StreamResponse as
-// result (RULES R46). The stream starts with the first event; an error
+// result (OpenWOP interop map, a2a.operations). The stream starts with the first event; an error
 // before it is a plain JSON-RPC error response, an error after it the final
 // event. It ends when the sequence does or the client goes away (the
 // request context ends, or a write fails and the sequence is abandoned).
@@ -889,7 +890,7 @@ const (
 
 // appendRPCError is the one function that turns an error into JSON-RPC
 // wire bytes, for single responses, batch elements and stream frames alike
-// (RULES R64, R67, R70):
+// (OpenWOP RFC 0211 §A, §D; interop map, a2a.fields):
 //
 //	{"jsonrpc":"2.0","id":<id|null>,"error":{"code":<code>,"message":<message>,"data":[<detail>]}}
 //

@@ -19,7 +19,7 @@ import (
 // addressing acme's real task gets exactly the bytes (status, headers that
 // matter, body) of a task that never existed, of a malformed id, of the
 // conformance suite's foreign-looking id, and of a routing value outside
-// its inventory (RULES R38, R67, R74). The JSON-RPC id is the same in every
+// its inventory (OpenWOP interop.md §Per-agent cards, §Isolation; RFC 0211 §D). The JSON-RPC id is the same in every
 // request, so the bodies must be byte-identical.
 func TestRPCUnreadableIsUnknown(t *testing.T) {
 	e := newRPCEnv(t)
@@ -157,7 +157,7 @@ func TestRPCConformanceProbesNeverOpenWOPEnvelope(t *testing.T) {
 }
 
 // TestRPCRefusalsAppendNothing: a contextId mismatch and a message to a
-// completed task leave the run's event log as it was (RULES R45, R72).
+// completed task leave the run's event log as it was (OpenWOP interop map, a2a.operations; interop.md §A2A multi-turn).
 func TestRPCRefusalsAppendNothing(t *testing.T) {
 	e := newRPCEnv(t)
 	waiting := setupApproval(t, e)["task"]
@@ -184,7 +184,7 @@ func TestRPCRefusalsAppendNothing(t *testing.T) {
 	}
 }
 
-// TestRPCReplyWithoutContextAnswersTheTasksContext (RULES R71).
+// TestRPCReplyWithoutContextAnswersTheTasksContext (OpenWOP interop.md §A2A multi-turn).
 func TestRPCReplyWithoutContextAnswersTheTasksContext(t *testing.T) {
 	e := newRPCEnv(t)
 	v := setupApproval(t, e)
@@ -195,7 +195,7 @@ func TestRPCReplyWithoutContextAnswersTheTasksContext(t *testing.T) {
 }
 
 // TestRPCIdempotentSend: the same messageId from the same principal
-// answers the same task (RULES R42), through the binding.
+// answers the same task (OpenWOP interop map, a2a.operations), through the binding.
 func TestRPCIdempotentSend(t *testing.T) {
 	e := newRPCEnv(t)
 	one := e.sendNew(t, rpcKeyAcme, "m-same", memstore.FixtureNoop)

@@ -34,7 +34,7 @@ func skillMessage(skill string, parts ...*wire.Part) *wire.Message {
 }
 
 // TestRPCWithA2AGoClient: a2a-go's JSON-RPC client drives every method and
-// reads every answer, successes and errors alike (RULES R64, R69).
+// reads every answer, successes and errors alike (OpenWOP RFC 0211 §A, §F).
 func TestRPCWithA2AGoClient(t *testing.T) {
 	tr, e := rpcPeer(t)
 	ctx := t.Context()

@@ -75,12 +75,12 @@ func TestParseEnvelope(t *testing.T) {
 // those no code path raises yet, into one golden file:
 //
 //   - -32005 ContentTypeNotSupported: no operation inspects part media
-//     types or acceptedOutputModes yet (RULES R56 is a request-time
-//     decision the core does not take), so it is encoder-only;
+//     types or acceptedOutputModes yet (the OpenWOP interop map's
+//     a2a.errors row makes it a request-time decision the core does not take), so it is encoder-only;
 //   - -32006 InvalidAgentResponse: only a host acting as A2A client
-//     raises it (RULES R57), never this server;
+//     raises it (OpenWOP interop map, a2a.errors), never this server;
 //   - -32008 ExtensionSupportRequired: the card lists no required
-//     extension, so it can never apply (RULES R55).
+//     extension, so it can never apply (OpenWOP interop map, a2a.fields).
 func TestRPCErrorEncoderRows(t *testing.T) {
 	errs, err := newErrorTable(mapping.Builtin())
 	if err != nil {

@@ -1,7 +1,7 @@
 package a2a
 
-// The projection of the host's runs onto A2A wire values (RULES R53,
-// R58–R60), and of A2A messages back onto the host's types. Everything here
+// The projection of the host's runs onto A2A wire values
+// (OpenWOP interop map, a2a.fields and a2a.taskState; RFC 0199 §D.1; a2a-task-state.schema.json), and of A2A messages back onto the host's types. Everything here
 // is a pure function of its inputs; the operations in service.go and the
 // streams in stream.go decide what to read.
 
@@ -19,7 +19,7 @@ import (
 // taskView says how much of a run a response carries.
 type taskView struct {
 	// history is historyLength: nil keeps every message, 0 none, n the
-	// last n (RULES R47). It truncates the response only.
+	// last n (OpenWOP interop map, a2a.operations). It truncates the response only.
 	history *int
 	// artifacts includes Run.Artifacts (GetTask, SendMessage; ListTasks
 	// only with includeArtifacts).
@@ -42,13 +42,13 @@ type statusStorage struct {
 }
 
 // openwopMetadata is Task.metadata.openwop. interrupt is the only member
-// the library writes there (RULES R53).
+// the library writes there (OpenWOP interop map, a2a.fields).
 type openwopMetadata struct {
 	Interrupt *interruptMetadata `json:"interrupt"`
 }
 
 // interruptMetadata is Task.metadata.openwop.interrupt: the carrier of the
-// open interrupt's kind (RULES R58), its id, and the approval actions
+// open interrupt's kind (OpenWOP interop map, a2a.taskState), its id, and the approval actions
 // offered. Members are declared in the order a map would encode them.
 type interruptMetadata struct {
 	Actions []string              `json:"actions,omitempty"`
@@ -66,7 +66,8 @@ type taskBox struct {
 	status statusStorage
 }
 
-// project returns the Task that run is (RULES R47, R53, R58–R60).
+// project returns the Task that run is (OpenWOP interop map, a2a.operations,
+// a2a.fields and a2a.taskState; RFC 0199 §D.1).
 func (s *Server) project(run *interop.Run, v taskView) (*wire.Task, error) {
 	box := new(taskBox)
 	if err := s.projectInto(box, run, v); err != nil {
@@ -167,7 +168,7 @@ func contextOf(run *interop.Run) string {
 }
 
 // stateOf is the wire state of run and, when the credential override
-// applies, the credential it names. The override (RULES R59) needs a
+// applies, the credential it names. The override (OpenWOP RFC 0199 §D.1) needs a
 // provider and a connectUrl for the status message; without them the
 // default row of waiting-input applies, so AUTH_REQUIRED never goes out
 // without them. The open interrupt is the first one while the run is
@@ -290,7 +291,7 @@ func (b partBuffer) take(src []interop.Part) (wire.ContentParts, partBuffer) {
 }
 
 // fillPart converts a host part. The wire discriminates parts by the
-// member present, never by a kind field (RULES R53).
+// member present, never by a kind field (OpenWOP interop map, a2a.fields).
 func fillPart(dst *wire.Part, p *interop.Part) {
 	switch p.Kind {
 	case interop.PartData:
@@ -305,8 +306,8 @@ func fillPart(dst *wire.Part, p *interop.Part) {
 	dst.MediaType, dst.Filename, dst.Metadata = p.MediaType, p.Filename, p.Metadata
 }
 
-// fillMessage converts one exchanged message (RULES R53: history holds only
-// A2A messages, which is all Run.Messages holds).
+// fillMessage converts one exchanged message (history holds only A2A
+// messages, which is all Run.Messages holds; OpenWOP interop map, a2a.fields).
 func fillMessage(dst *wire.Message, m *interop.Message, parts partBuffer) partBuffer {
 	dst.ID = m.ID
 	dst.Role = wireRole(m.Role)
@@ -433,7 +434,7 @@ func isObject(raw json.RawMessage) bool {
 	return false
 }
 
-// event projections for streams (RULES R46).
+// event projections for streams (OpenWOP interop map, a2a.operations).
 
 type statusUpdateBox struct {
 	ev     wire.TaskStatusUpdateEvent

@@ -1,14 +1,14 @@
 package a2a
 
-// The four push-config operations (RULES R52, R57b, §10) and the push
+// The four push-config operations (A2A 1.0.1 §5.3, §9.4; OpenWOP RFC 0214) and the push
 // bodies. The gate refuses all four with -32003 while
 // a2a.pushNotifications is off; with it on they run over the push
 // package's Service. Every operation reads the task under the caller's
 // Subject first, so an unknown, unreadable or malformed task id answers
 // -32001 exactly as GetTask does, and a config id of another task answers
-// like one that never existed (RULES R98). Responses show the config as
+// like one that never existed (OpenWOP RFC 0214 §E). Responses show the config as
 // registered minus its secrets: {taskId, id, url, authentication:{scheme}}
-// — never the token or the credentials (RULES R92).
+// — never the token or the credentials (OpenWOP RFC 0214 §A).
 
 import (
 	"context"
@@ -27,8 +27,8 @@ import (
 const maxPushPageSize = 100
 
 // createPushConfig registers a config on a task the caller can read. The
-// URL passes the egress guard or the request is -32602 on "url" (RULES
-// R91).
+// URL passes the egress guard or the request is -32602 on "url"
+// (OpenWOP RFC 0214 §B).
 func (s *Server) createPushConfig(ctx context.Context, c *call, req *wire.PushConfig) (*wire.PushConfig, error) {
 	if s.push == nil {
 		return nil, s.errs.pushNotSupported()
@@ -208,7 +208,7 @@ func (s *Server) registerInline(ctx context.Context, c *call, run *interop.Run, 
 }
 
 // pushEvents renders one run event as push bodies, exactly as a stream of
-// the task would show it (RULES R96, R54): an artifactUpdate per chunk, a
+// the task would show it (OpenWOP RFC 0214 §C; interop map, a2a.fields): an artifactUpdate per chunk, a
 // statusUpdate when the status changed from prev, preceded on a completion
 // without artifacts by the output's artifactUpdate.
 func (s *Server) pushEvents(ctx context.Context, sub interop.Subject, task push.TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {

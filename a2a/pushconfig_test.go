@@ -279,7 +279,7 @@ func TestPushCreateRefusesBadAuthentication(t *testing.T) {
 
 // TestPushConfigIsolation: another tenant's task, an unknown task and a
 // config id of another task all answer byte for byte alike, and a foreign
-// delete deletes nothing (RULES R98).
+// delete deletes nothing (OpenWOP RFC 0214 §E).
 func TestPushConfigIsolation(t *testing.T) {
 	e := newRPCEnv(t, withPush(t, newPushSetup()))
 	a := setupApproval(t, e)
@@ -322,7 +322,7 @@ func TestPushConfigIsolation(t *testing.T) {
 }
 
 // TestPushUnadvertisedMethods: without the facet all four methods answer
-// -32003 on both bindings, never method-not-found (RULES R52).
+// -32003 on both bindings, never method-not-found (OpenWOP interop map, a2a.operations).
 func TestPushUnadvertisedMethods(t *testing.T) {
 	e := newRPCEnv(t)
 	v := setupApproval(t, e)

@@ -1,6 +1,6 @@
 package a2a
 
-// The HTTP+JSON binding (RULES R57b, R65, R66, R50): a router over the
+// The HTTP+JSON binding (A2A 1.0.1 §5.3, §9.4; OpenWOP RFC 0211 §B, §C; interop map, a2a.operations): a router over the
 // A2A 1.0.1 paths, the request decoding of each route, and the one
 // function that writes a google.rpc.Status error body.
 
@@ -38,7 +38,7 @@ import (
 //	GET    /tasks/{id}                                   GetTask (?historyLength)
 //	GET    /tasks                                        ListTasks (query filters)
 //	POST   /tasks/{id}:cancel                            CancelTask
-//	POST   /tasks/{id}:subscribe, GET too (RULES R50)    SubscribeToTask (SSE)
+//	POST   /tasks/{id}:subscribe, GET too (OpenWOP interop map, a2a.operations)    SubscribeToTask (SSE)
 //	POST   /tasks/{id}/pushNotificationConfigs           CreateTaskPushNotificationConfig
 //	GET    /tasks/{id}/pushNotificationConfigs           ListTaskPushNotificationConfigs
 //	GET    /tasks/{id}/pushNotificationConfigs/{cid}     GetTaskPushNotificationConfig
@@ -69,8 +69,8 @@ import (
 // ListTaskPushNotificationConfigs reads pageSize and pageToken. A value
 // that does not parse is 400 naming the parameter.
 //
-// Every response that is not a success is a google.rpc.Status (RULES R65,
-// R66), written by one function:
+// Every response that is not a success is a google.rpc.Status
+// (OpenWOP RFC 0211 §B, §C), written by one function:
 //
 //	{"error":{"code":<http status>,"status":<gRPC code name>,"message":<short, safe>,"details":[…]}}
 //
@@ -508,7 +508,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 }
 
 // writeRESTStream answers a streaming route: text/event-stream with one
-// `data: <StreamResponse>` event per event of seq (RULES R46). The stream
+// `data: <StreamResponse>` event per event of seq (OpenWOP interop map, a2a.operations). The stream
 // starts with the first event, so an error before it is a plain
 // google.rpc.Status with its own HTTP status; an error after it is a final
 // `data: {"error":{…}}` event in the same google.rpc.Status shape, which
@@ -724,7 +724,7 @@ type fieldViolation struct {
 	Description string `json:"description"`
 }
 
-// statusOf is the google.rpc.Status of e (RULES R65). The HTTP status and
+// statusOf is the google.rpc.Status of e (OpenWOP RFC 0211 §B). The HTTP status and
 // gRPC name come from e; a host-built *Error with neither gets 500 INTERNAL
 // and UNKNOWN rather than an invalid status line.
 func statusOf(e *Error) statusBody {
@@ -751,7 +751,7 @@ func statusOf(e *Error) statusBody {
 }
 
 // writeStatus is the one function that writes an HTTP+JSON error
-// (RULES R65, R66). A 401 carries challenge as WWW-Authenticate unless the
+// (OpenWOP RFC 0211 §B, §C). A 401 carries challenge as WWW-Authenticate unless the
 // caller already set one.
 func writeStatus(w http.ResponseWriter, e *Error, challenge string) {
 	body := statusOf(e)
@@ -780,7 +780,7 @@ func (s *Server) writeStatusError(w http.ResponseWriter, e *Error) {
 // WriteHTTPJSONError writes err as an HTTP+JSON google.rpc.Status, for
 // host middleware that refuses a request before it reaches the handler of
 // [Server.HTTPJSON] (authentication, rate limiting, body limits), so that
-// every answer on the interface URL keeps the binding's shape (RULES R66).
+// every answer on the interface URL keeps the binding's shape (OpenWOP RFC 0211 §C).
 //
 // err may be an [*Error] (any code, gRPC name and HTTP status the
 // middleware needs, e.g. 429 RESOURCE_EXHAUSTED), [interop.ErrUnauthenticated]

@@ -19,7 +19,7 @@ import (
 // arbitrary verbs, paths, versions, credentials and bodies. Whatever the
 // client sends, the handler must not panic, must not answer 5xx, and must
 // answer either a success (JSON, or an event stream of StreamResponse
-// objects) or a well-formed google.rpc.Status (RULES R65, R66).
+// objects) or a well-formed google.rpc.Status (OpenWOP RFC 0211 §B, §C).
 func FuzzHTTPJSONRequest(f *testing.F) {
 	const id = "acme%2FZZZZZZZZZZZZZZZZZZZZZZZZZZ"
 	send := `{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`

@@ -64,7 +64,7 @@ func restTaskOf(t testing.TB, res restResult) *wire.Task {
 }
 
 // The error rows of the binding, each a golden transcript, and the shape
-// every client relies on (RULES R63, R65, R66).
+// every client relies on (OpenWOP interop map, a2a.errors; RFC 0211 §B, §C).
 func TestRESTErrorRows(t *testing.T) {
 	e := newRESTEnv(t)
 	off := newRESTEnv(t, func(c *Config) { c.Capabilities = Capabilities{} })
@@ -210,7 +210,7 @@ func TestRESTOperationsGolden(t *testing.T) {
 
 	send := restCall{method: "POST", path: "/message:send", key: "key-acme", body: restSendBody("m-1", "please approve")}
 	task, _ := e.sendTask(t, send.key, send.body)
-	// Replay the same messageId: the same task, not a second run (R42).
+	// Replay the same messageId: the same task, not a second run (OpenWOP interop map, a2a.operations).
 	again := record("send-message", send)
 	var replay struct{ Task wire.Task }
 	_ = json.Unmarshal(again.body, &replay)
@@ -241,7 +241,7 @@ func TestRESTOperationsGolden(t *testing.T) {
 	}
 	record("list-tasks-empty", restCall{method: "GET", path: "/tasks?contextId=nothing-here", key: "key-acme"})
 
-	// The mismatching contextId changes nothing (R72).
+	// The mismatching contextId changes nothing (OpenWOP interop.md §A2A multi-turn).
 	mismatch := record("send-context-mismatch", restCall{method: "POST", path: "/message:send", key: "key-acme", body: restReplyBody("m-2", task.ID, "ctx-other", "accept")})
 	restWantStatus(t, mismatch, 400, "INVALID_ARGUMENT", "")
 	if st := restTaskOf(t, e.do(t, restCall{method: "GET", path: "/tasks/" + isolation.Project(string(task.ID)), key: "key-acme"})).Status.State; st != wire.TaskStateInputRequired {
@@ -346,7 +346,7 @@ func restSSEEvents(t testing.TB, body []byte) []restStreamEvent {
 
 // Tenant B can neither see nor touch tenant A's task through any route,
 // and every refusal is byte-identical to the one for an id that never
-// existed (RULES R38, R67, R74, R82).
+// existed (OpenWOP interop.md §Per-agent cards, §Isolation; RFC 0211 §D).
 func TestRESTIsolation(t *testing.T) {
 	e := newRESTEnv(t)
 	task, _ := e.sendTask(t, "key-acme", restSendBody("m-iso", "mine"))
@@ -404,7 +404,7 @@ func TestRESTIsolation(t *testing.T) {
 	}
 
 	// ListTasks: B never sees A's task, also when it names A's contextId and
-	// A's agent (R82).
+	// A's agent (OpenWOP interop.md §Isolation).
 	for _, path := range []string{
 		"/tasks", "/tasks?contextId=" + url.QueryEscape(task.ContextID),
 		"/" + gina + "/tasks?contextId=" + url.QueryEscape(task.ContextID),
@@ -440,7 +440,7 @@ func TestRESTIsolation(t *testing.T) {
 }
 
 // A task started through a routing value is a run of the caller's tenant
-// (RULES R40), and of the agent's workflow.
+// (OpenWOP RFC 0202 §D.9), and of the agent's workflow.
 func TestRESTSendThroughRoutingValue(t *testing.T) {
 	e := newRESTEnv(t)
 	bo := e.routing.Derive("agent-bo") // routes conformance-delay only

@@ -61,7 +61,7 @@ func peerParams(key string) a2aclient.ServiceParams {
 }
 
 // a2a-go's REST client drives every route that is served, reads every
-// answer, and recognises our errors by their reason (RULES R65).
+// answer, and recognises our errors by their reason (OpenWOP RFC 0211 §B).
 func TestRESTWithA2AGoClient(t *testing.T) {
 	p := newRESTPeer(t)
 	tr := p.transport(t)

@@ -11,7 +11,7 @@ import (
 // TestWithAgentNeedsAuthentication: a routing value resolves only for an
 // authenticated caller, so an anonymous caller with a real value is treated
 // exactly like one with a never-minted value on every operation that goes
-// through withAgent (RULES R37).
+// through withAgent (OpenWOP RFC 0202 §D.6).
 func TestWithAgentNeedsAuthentication(t *testing.T) {
 	e := newRESTEnv(t)
 	real := e.routing.Derive("agent-ada")

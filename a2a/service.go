@@ -4,10 +4,11 @@ package a2a
 // decoded a2a-go request types and return a2a-go results or an *Error; the
 // bindings (jsonrpc.go, rest.go) own decoding and encoding, and call
 // prepare and withAgent first. Rules per row are the interop map's
-// a2a.operations rows (RULES R41–R57b).
+// a2a.operations rows (OpenWOP interop.md §The operation mappings, §A2A
+// multi-turn).
 //
 // Every refusal is decided before the first write, so a refused request
-// changes nothing: no run, no resolution, no event (RULES R45, R72). An
+// changes nothing: no run, no resolution, no event (OpenWOP interop map, a2a.operations; interop.md §A2A multi-turn). An
 // inbound request never appends to a run's log.
 
 import (
@@ -31,7 +32,7 @@ import (
 const (
 	// idempotencyPrefix scopes the messageId seed of a new task, so that it
 	// never collides with an Idempotency-Key the host's REST surface
-	// received (RULES R42).
+	// received (OpenWOP interop map, a2a.operations).
 	idempotencyPrefix = "a2a:"
 	// contextPrefix starts a contextId the server mints.
 	contextPrefix = "ctx-"
@@ -41,7 +42,7 @@ const (
 	skillIDField = "message.metadata.skillId"
 )
 
-// Page sizes of ListTasks (RULES R48).
+// Page sizes of ListTasks (OpenWOP interop map, a2a.operations).
 const (
 	defaultPageSize = 50
 	maxPageSize     = 100
@@ -95,7 +96,7 @@ func (s *Server) sendMessage(ctx context.Context, c *call, req *wire.SendMessage
 }
 
 // settled reports whether a blocking SendMessage stops waiting at st:
-// terminal, or interrupted (INPUT_REQUIRED and AUTH_REQUIRED, RULES R41).
+// terminal, or interrupted (INPUT_REQUIRED and AUTH_REQUIRED; OpenWOP interop map, a2a.operations).
 func settled(st interop.RunStatus) bool { return st.Terminal() || st.Suspended() }
 
 // awaitSettled follows the run's log from the write's sequence until it
@@ -126,7 +127,7 @@ func (s *Server) awaitSettled(ctx context.Context, c *call, run interop.Run) (in
 }
 
 // checkSend validates a SendMessage request before anything is read or
-// written: the message itself (RULES R53) and historyLength; a push config
+// written: the message itself (OpenWOP interop map, a2a.fields) and historyLength; a push config
 // is taken along and judged by checkInlinePush.
 func (s *Server) checkSend(req *wire.SendMessageRequest) (inbound, error) {
 	if req == nil || req.Message == nil {
@@ -171,7 +172,7 @@ func (s *Server) deliver(ctx context.Context, c *call, in inbound) (interop.Run,
 	return s.continueRun(ctx, c, in)
 }
 
-// startRun creates the run of a new task (RULES R41, R42, R53, R142).
+// startRun creates the run of a new task (OpenWOP interop map, a2a.operations and a2a.fields; interop.md §Trace context).
 func (s *Server) startRun(ctx context.Context, c *call, in inbound) (interop.Run, error) {
 	workflow, err := s.selectWorkflow(ctx, c, in.msg)
 	if err != nil {
@@ -303,7 +304,7 @@ func runInputs(m *wire.Message) (inputs json.RawMessage, part int, ok bool) {
 
 // traceOf is the trace context passed to a new run: a well-formed
 // message.metadata.openwop.traceparent (with its tracestate) wins over the
-// request header; a malformed one is ignored (RULES R141, R142).
+// request header; a malformed one is ignored (OpenWOP interop.md §Trace context).
 func traceOf(c *call, m *wire.Message) interop.TraceContext {
 	ow, _ := m.Metadata[metadataKeyOpenWOP].(map[string]any)
 	if tp, _ := ow["traceparent"].(string); tracecontext.ValidParent(tp) {
@@ -316,8 +317,8 @@ func traceOf(c *call, m *wire.Message) interop.TraceContext {
 	return c.trace
 }
 
-// continueRun applies a message with taskId to its run (RULES R43–R45,
-// R71–R73). Every refusal is decided on a read, before the write.
+// continueRun applies a message with taskId to its run (OpenWOP
+// interop map, a2a.operations; interop.md §A2A multi-turn). Every refusal is decided on a read, before the write.
 func (s *Server) continueRun(ctx context.Context, c *call, in inbound) (interop.Run, error) {
 	run, err := s.readRun(ctx, c, string(in.msg.TaskID))
 	if err != nil {
@@ -350,7 +351,7 @@ func (s *Server) continueRun(ctx context.Context, c *call, in inbound) (interop.
 	return next, nil
 }
 
-// resolve answers the run's open interrupt with the message (RULES R43).
+// resolve answers the run's open interrupt with the message (OpenWOP interop map, a2a.operations).
 func (s *Server) resolve(ctx context.Context, c *call, run *interop.Run, in inbound) (interop.Run, error) {
 	open, ok := run.OpenInterrupt()
 	if !ok {
@@ -687,7 +688,7 @@ func (s *Server) subscribe(ctx context.Context, c *call, req *wire.SubscribeToTa
 
 // taskID reads a task id as a client sent it and applies the read gate.
 // Malformed, unknown and another tenant's ids all get the one not-found
-// answer (RULES R67, R74).
+// answer (OpenWOP RFC 0211 §D; interop.md §Isolation).
 func (s *Server) taskID(c *call, raw string) (string, error) {
 	id, err := isolation.ParseID(raw)
 	if err != nil || isolation.CheckReadable(c.subject, id) != nil {
@@ -711,7 +712,7 @@ func (s *Server) readRun(ctx context.Context, c *call, raw string) (interop.Run,
 
 // taskRefusal maps an error of a store call that addresses one run:
 // whatever says the run is not the caller's is -32001 (isolation.GateError
-// folds a store's forbidden into not-found, RULES R74).
+// folds a store's forbidden into not-found; OpenWOP interop.md §Isolation).
 func (s *Server) taskRefusal(ctx context.Context, op string, err error) error {
 	if errors.Is(isolation.GateError(err), interop.ErrNotFound) {
 		return s.errs.taskNotFound()

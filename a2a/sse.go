@@ -1,6 +1,6 @@
 package a2a
 
-// A small Server-Sent Events writer shared by both bindings (RULES R46:
+// A small Server-Sent Events writer shared by both bindings (A2A 1.0.1 §9.4.2:
 // streaming replies are text/event-stream). It writes only `data:` events
 // and comments: A2A streams need no event names and no ids, since a client
 // re-attaches with SubscribeToTask rather than Last-Event-ID.

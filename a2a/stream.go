@@ -1,7 +1,7 @@
 package a2a
 
 // The watch-driven event sequences of SendStreamingMessage and
-// SubscribeToTask (RULES R46, R50, R54). A stream is the run's own event
+// SubscribeToTask (OpenWOP interop map, a2a.operations and a2a.fields). A stream is the run's own event
 // log seen through the projection: nothing is buffered or stored on the
 // side, so a stream shows exactly what GetTask would show at each step.
 
@@ -20,7 +20,7 @@ import (
 // after an interrupted one when stopAtInterrupt (SendStreamingMessage).
 // Other log entries (audit records, interrupt bookkeeping that leaves the
 // status as it was) produce nothing: a stream never carries agent.*,
-// provider usage or tool I/O (RULES R54).
+// provider usage or tool I/O (OpenWOP interop map, a2a.fields).
 //
 // The watch is opened here, so a run the caller cannot read is refused
 // before the first event. The stream ends quietly when ctx is done (the

@@ -9,8 +9,8 @@ package a2a
 // raw JSON once and refuses any key that differs from a known member name
 // only in case. Unknown members are otherwise ignored, as proto JSON readers
 // do, and the opaque subtrees — every "metadata" value and a Part's "data"
-// payload — are skipped unread: their keys belong to the sender (RULES
-// R149).
+// payload — are skipped unread: their keys belong to the sender
+// (OpenWOP interop.md §The operation mappings).
 //
 // The same walk keeps where each message part's "data" value lies in the
 // request, so the binding can hand the run those exact bytes (data.go):

@@ -63,7 +63,7 @@ func isNil(rec any) bool {
 // advertised has no key. The map and its bytes are the caller's copy.
 //
 // The records never carry a transport list, a grpc block, a root profiles
-// list or a supported flag (RULES R4): the presence of a record is the
+// list or a supported flag (OpenWOP interop.md §REST is the wire; capabilities.md §2–§4): the presence of a record is the
 // claim, and the presence of a facet key is the facet's claim.
 func (ad *Advertisement) Records() map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(ad.records))
@@ -112,7 +112,7 @@ func (ad *Advertisement) Inbound() bool {
 
 // Advertises reports whether facet ("a2a.streaming", "mcp.serverMount",
 // ...) is claimed; it is the advertised func that mapping.Map.A2AGate and
-// MCPGate take (RULES R51).
+// MCPGate take (OpenWOP interop.md §The operation mappings).
 func (ad *Advertisement) Advertises(facet string) bool {
 	return ad.a2a.Advertises(facet) || ad.mcp.Advertises(facet)
 }

@@ -112,7 +112,8 @@ func hostEventTypeSchema(t *testing.T) *jsonschema.Schema {
 	})
 }
 
-// R9 lets serverUrls[0] be a path joined to the base URL; the published
+// The OpenWOP conformance suite lets serverUrls[0] be a path joined to the
+// base URL (interop.md §The facets); the published
 // facet file types it format "uri", which a validator asserting formats
 // refuses for a path. The difference is deliberate; this test shows it so
 // a change upstream is noticed.
@@ -131,8 +132,8 @@ func TestServerURLPathIsADeliberateDifference(t *testing.T) {
 }
 
 // Wire records both our schema and the published family record refuse,
-// and one both accept: the two agree on the lifecycle rule (R3) and the
-// bounds (R9, R10, R5).
+// and one both accept: the two agree on the lifecycle rule (OpenWOP capabilities.md §2) and the
+// bounds (OpenWOP interop.md §The facets, §The MCP round ceiling, §Legacy profiles are absent).
 func TestSchemasAgreeOnBadRecords(t *testing.T) {
 	v := newTestValidator(t)
 	d, s := fullHost()
@@ -197,10 +198,10 @@ func TestSchemasStateThePublishedFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]string{
-		"/properties/streaming/type":          "ours: const true (R4)",
-		"/properties/pushNotifications/type":  "ours: const true (R4)",
-		"/properties/durableTasks/type":       "ours: const true (R4)",
-		"/properties/serverUrls/items/format": "ours: uri-reference, R9 allows a path",
+		"/properties/streaming/type":          "ours: const true (OpenWOP capabilities.md §2–§4)",
+		"/properties/pushNotifications/type":  "ours: const true (OpenWOP capabilities.md §2–§4)",
+		"/properties/durableTasks/type":       "ours: const true (OpenWOP capabilities.md §2–§4)",
+		"/properties/serverUrls/items/format": "ours: uri-reference, the OpenWOP conformance suite allows a path",
 	}
 	for _, fam := range []string{FamilyA2A, FamilyMCP} {
 		t.Run(fam, func(t *testing.T) {

@@ -3,8 +3,8 @@
 // a2a, mcp and hostEvents family records (and the part of the agents record
 // per-agent cards rest on), their validation, the version
 // policies they declare and the refresh deadline they carry (OpenWOP v2
-// interop §The facets, §The refresh SLA; capabilities §2–§4; RULES §1,
-// R1–R16, and §17, R143–R144).
+// interop.md §The facets, §The refresh SLA; capabilities.md §2–§4;
+// RFC 0242 §B.3; events.md §Host events).
 //
 // A host describes its records as a [Declaration] ([A2A], [MCP],
 // [HostEvents], [Agents]) and what its mounted surfaces really do as [Served];
@@ -16,7 +16,7 @@
 // everything wrong at once instead of starting half-working.
 //
 // Defaults ([Declaration.Normalize]): status "stable", since "2.0", witness
-// "seam-gated" (the declaration's value for a2a and mcp, R3), versions
+// "seam-gated" (the declaration's value for a2a and mcp; OpenWOP capabilities.md §2), versions
 // ["1.0"] / revisions ["2026-07-28"] (the versions this library speaks),
 // preferred the newest offered and floor the oldest offered. Claims are
 // never defaulted: profiles, URLs, boolean facets and refreshedAt are the
@@ -26,67 +26,80 @@
 // witness to witnessable-gated, the declaration's class for that family.
 //
 // What is checked, in order (each family's wire record against this
-// package's own JSON Schema, then the rules):
+// package's own JSON Schema, then the rules). Each item starts with the
+// value a [FieldError] carries in Rule for it and names the OpenWOP source:
 //
-//   - R1: a host that serves A2A or MCP advertises the family; each
-//     record carries status, since and witness; since is one of the host's
-//     protocolVersions when Served names them.
-//   - R2: the required facets; A2A versions are canonical "major.minor"
-//     (no leading zeros) and MCP revisions real calendar dates; no list
-//     repeats an entry.
-//   - R3: until is required when status is experimental or deprecated and
-//     forbidden when stable; a date until before today, or a version until
-//     before since or below the host's newest protocol version, is refused
-//     (until_in_past); witness is one of the five classes.
-//   - R4: a facet is claimed by the presence of its key, so a boolean facet
-//     not offered is omitted (never false); the records carry no transport
-//     list, grpc block, root profiles or supported flag.
-//   - R5: profile ids match a2a-<major>.<minor> / mcp-<YYYY-MM-DD>, and no
-//     -legacy id is advertised.
-//   - R6: preferred and floor are offered, floor ≤ preferred, no offered
-//     version is below the floor (R18); refreshedAt is within the refresh
-//     window (≤ 90 days, configurable shorter) and at most one day ahead.
-//   - R7: a2a-X.Y requires X.Y offered and a2a.agentCardUrl, and the card
-//     needs a served JSON-RPC interface.
-//   - R8: mcp-YYYY-MM-DD requires the revision offered and mcp.features ⊇
-//     the interop map's requiredFor features (server-discover, mrtr,
-//     cacheable-lists for mcp-2026-07-28); feature ids are the map's; a
-//     served extension (e.g. io.modelcontextprotocol/tasks) requires the
-//     extensions feature, and the extensions feature requires one.
-//   - R9: serverMount.transports ⊆ {stdio, streamable-http}; serverMount
-//     needs serverUrls[0], an absolute http(s) URL or an absolute path.
-//   - R10: mrtr.maxRounds is 1–16.
-//   - R11: agentCards requires the a2a-1.0 profile, GetExtendedAgentCard
-//     served, per-agent cards served and agents.manifestRuntime advertised
-//     (an object; installScope host or tenant).
-//   - R12: client is advertised only when the MCP client is exposed.
-//   - R13–R15 are outside this package (implementation metadata, extension
-//     keys, the discovery endpoint itself); R14's type pattern is reused
-//     for host-event types.
-//   - R16: whenever an inbound surface is advertised (a2a.agentCardUrl,
-//     mcp.serverUrls or mcp.serverMount), the hostEvents record lists
-//     {"type":"negotiation.decided","delivery":"durable"}; the
+//   - "R1" (interop.md §The facets; capabilities.md §2): a host that serves
+//     A2A or MCP advertises the family; each record carries status, since and
+//     witness; since is one of the host's protocolVersions when Served names
+//     them.
+//   - "R2" (facets/a2a.schema.json, facets/mcp.schema.json): the required
+//     facets; A2A versions are canonical "major.minor" (no leading zeros) and
+//     MCP revisions real calendar dates; no list repeats an entry.
+//   - "R3" (capabilities.md §2): until is required when status is
+//     experimental or deprecated and forbidden when stable; a date until
+//     before today, or a version until before since or below the host's
+//     newest protocol version, is refused (until_in_past); witness is one of
+//     the five classes.
+//   - "R4" (interop.md §REST is the wire; capabilities.md §2–§4): a facet is
+//     claimed by the presence of its key, so a boolean facet not offered is
+//     omitted (never false); the records carry no transport list, grpc block,
+//     root profiles or supported flag.
+//   - "R5" (interop.md §Legacy profiles are absent): profile ids match
+//     a2a-<major>.<minor> / mcp-<YYYY-MM-DD>, and no -legacy id is
+//     advertised.
+//   - "R6" (interop.md §The refresh SLA): preferred and floor are offered,
+//     floor ≤ preferred, no offered version is below the floor ("R18",
+//     interop.md §The floor); refreshedAt is within the refresh window (≤ 90
+//     days, configurable shorter) and at most one day ahead.
+//   - "R7" (interop map, a2a.card): a2a-X.Y requires X.Y offered and
+//     a2a.agentCardUrl, and the card needs a served JSON-RPC interface.
+//   - "R8" (interop map, mcp.features; RFC 0198 §A.1): mcp-YYYY-MM-DD
+//     requires the revision offered and mcp.features ⊇ the interop map's
+//     requiredFor features (server-discover, mrtr, cacheable-lists for
+//     mcp-2026-07-28); feature ids are the map's; a served extension (e.g.
+//     io.modelcontextprotocol/tasks) requires the extensions feature, and the
+//     extensions feature requires one.
+//   - "R9" (interop.md §The facets): serverMount.transports ⊆ {stdio,
+//     streamable-http}; serverMount needs serverUrls[0], an absolute http(s)
+//     URL or an absolute path.
+//   - "R10" (interop.md §The MCP round ceiling): mrtr.maxRounds is 1–16.
+//   - "R11" (interop.md §Per-agent cards): agentCards requires the a2a-1.0
+//     profile, GetExtendedAgentCard served, per-agent cards served and
+//     agents.manifestRuntime advertised (an object; installScope host or
+//     tenant).
+//   - "R12" (RFC 0204): client is advertised only when the MCP client is
+//     exposed.
+//   - Implementation metadata, extension keys and the discovery endpoint
+//     itself are outside this package (capabilities.md §1, §3); the
+//     extension-key pattern (capabilities.md §3.2) is reused for host-event
+//     types.
+//   - "R16" (RFC 0242 §B.3): whenever an inbound surface is advertised
+//     (a2a.agentCardUrl, mcp.serverUrls or mcp.serverMount), the hostEvents
+//     record lists {"type":"negotiation.decided","delivery":"durable"}; the
 //     advertisement adds it itself.
-//   - R143, R144: host-event types match the type pattern, delivery is
-//     durable or ephemeral, no type is listed twice, and a protocol type
-//     keeps its fixed class.
+//   - "R143", "R144" (host-event.schema.json; events.md §Host events):
+//     host-event types match the type pattern, delivery is durable or
+//     ephemeral, no type is listed twice, and a protocol type keeps its fixed
+//     class.
 //
 // Every claim is checked against [Served]: a facet the mounted code does
 // not back (streaming advertised but not served, a card without a JSON-RPC
 // interface, serverUrls without a mount, a feature with nothing behind it)
-// is refused, and so is a surface served but not advertised.
+// is refused ("R28" for the a2a boolean facets, interop map a2a.card), and
+// so is a surface served but not advertised.
 //
 // A facet yields its negotiate policy ([A2A.Policy], [MCP.Policy]) and
 // its refresh deadline ([A2A.RefreshDeadline], [A2A.StaleAfter]) so a host
 // can alarm before its advertisement goes stale. [ParseA2A], [ParseMCP]
 // and [ParseDeclaration] strictly decode records from configuration.
 //
-// The schemas are this package's own (see [Schema]), written from the
-// facts of the published OpenWOP v2 facet schemas and generated family
-// records, and a little stricter than them; tests check that every record
-// this package writes also passes the published ones. One deliberate
-// difference: R9 lets mcp.serverUrls hold a path joined to the base URL,
-// which the published facet file's format "uri" refuses when a validator
-// asserts formats; a host that wants records every such validator accepts
-// advertises absolute URLs.
+// The schemas are this package's own (see [Schema]), written from the facts
+// of the published OpenWOP v2 facet schemas and generated family records,
+// and a little stricter than them; tests check that every record this
+// package writes also passes the published ones. One deliberate difference:
+// the OpenWOP conformance suite lets mcp.serverUrls hold a path joined to
+// the base URL, which the published facet file's format "uri" refuses when
+// a validator asserts formats; a host that wants records every such
+// validator accepts advertises absolute URLs.
 package facets

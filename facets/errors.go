@@ -23,8 +23,9 @@ type FieldError struct {
 	// Reason says what is wrong, starting with the offending value when
 	// there is one.
 	Reason string
-	// Rule is the RULES number the check enforces ("R6"), or "" for a plain
-	// shape error from the schema.
+	// Rule names the rule the check enforces by the project's own number
+	// ("R6"; the package documentation gives each one's OpenWOP source), or
+	// "" for a plain shape error from the schema.
 	Rule string
 }
 

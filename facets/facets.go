@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Status is a family record's stability claim (RULES R1, R3).
+// Status is a family record's stability claim (OpenWOP interop.md §The facets; capabilities.md §2).
 type Status string
 
 // The three statuses. A stable record carries no Until; an experimental or
@@ -16,7 +16,7 @@ const (
 	StatusDeprecated   Status = "deprecated"
 )
 
-// Witness is how a conformance suite can observe a family (RULES R3).
+// Witness is how a conformance suite can observe a family (OpenWOP capabilities.md §2).
 type Witness string
 
 // The witness classes. The declaration gives a2a and mcp SeamGated.
@@ -28,7 +28,7 @@ const (
 	WitnessNegativeExistence Witness = "negative-existence"
 )
 
-// Delivery is a host-event type's delivery class (RULES R143).
+// Delivery is a host-event type's delivery class (OpenWOP host-event.schema.json).
 type Delivery string
 
 // The two delivery classes.
@@ -49,17 +49,17 @@ const (
 	DefaultWitness = WitnessSeamGated
 )
 
-// Profile ids this library can back (RULES R5, R7, R8).
+// Profile ids this library can back (OpenWOP interop.md §Legacy profiles are absent; interop map, a2a.card and mcp.features).
 const (
 	ProfileA2A10   = "a2a-1.0"
 	ProfileMCP2026 = "mcp-2026-07-28"
 )
 
 // NegotiationDecided is the host-event type of a runless negotiation record;
-// its delivery class is always durable (RULES R16, R22).
+// its delivery class is always durable (OpenWOP RFC 0242 §B; interop.md §The audit event).
 const NegotiationDecided = "negotiation.decided"
 
-// MCP transports a server mount may list (RULES R9).
+// MCP transports a server mount may list (OpenWOP interop.md §The facets).
 const (
 	TransportStdio          = "stdio"
 	TransportStreamableHTTP = "streamable-http"
@@ -67,12 +67,13 @@ const (
 
 // MaxRefreshWindow is the longest refresh window a facet may declare: an
 // advertisement not re-checked against upstream for longer is
-// non-conformant (RULES R6).
+// non-conformant (OpenWOP interop.md §The refresh SLA).
 const MaxRefreshWindow = 90 * 24 * time.Hour
 
-// A2A is the a2a family record (RULES R1–R7, R11). Its JSON encoding is the
+// A2A is the a2a family record (OpenWOP interop.md §The facets;
+// capabilities.md §2). Its JSON encoding is the
 // wire record: a boolean facet that is not offered is omitted, never false,
-// because a facet is claimed by the presence of its key (R4). An empty
+// because a facet is claimed by the presence of its key (OpenWOP interop.md §REST is the wire; capabilities.md §2–§4). An empty
 // field is omitted too, so validation reports a missing required field as
 // missing rather than as an empty string.
 //
@@ -110,7 +111,8 @@ type A2A struct {
 	RefreshWindow time.Duration `json:"-"`
 }
 
-// MCP is the mcp family record (RULES R1–R6, R8–R10, R12). Its JSON
+// MCP is the mcp family record (OpenWOP interop.md §The facets;
+// capabilities.md §2). Its JSON
 // encoding is the wire record; Client is omitted when false.
 type MCP struct {
 	Status  Status  `json:"status,omitempty"`
@@ -142,12 +144,12 @@ type MCP struct {
 }
 
 // ServerMount is mcp.serverMount: the MCP server's own transports, not a
-// host transport claim (RULES R9).
+// host transport claim (OpenWOP interop.md §The facets).
 type ServerMount struct {
 	Transports []string `json:"transports,omitempty"`
 }
 
-// MRTR is mcp.mrtr: the ceiling on multi-round tool result rounds (R10).
+// MRTR is mcp.mrtr: the ceiling on multi-round tool result rounds (OpenWOP interop.md §The MCP round ceiling).
 type MRTR struct {
 	MaxRounds int `json:"maxRounds"`
 }
@@ -158,7 +160,7 @@ type HostEventType struct {
 	Delivery Delivery `json:"delivery"`
 }
 
-// HostEvents is the hostEvents family record (RULES R16, R143, R144).
+// HostEvents is the hostEvents family record (OpenWOP RFC 0242 §B.3; host-event.schema.json; events.md §Host events).
 // Types lists the host's own host-event types; the advertisement adds
 // {negotiation.decided, durable} itself whenever an inbound surface is
 // advertised, so a host need not list it.
@@ -217,7 +219,7 @@ type Declaration struct {
 }
 
 // Normalize fills what a host left empty: Status stable, Since "2.0",
-// Witness seam-gated (R3), Versions ["1.0"], PreferredVersion the newest
+// Witness seam-gated (OpenWOP capabilities.md §2), Versions ["1.0"], PreferredVersion the newest
 // offered version and MinimumVersion the oldest. Claims (profiles, URLs,
 // boolean facets) and RefreshedAt are never invented.
 func (a *A2A) Normalize() {
@@ -363,7 +365,7 @@ func (d Declaration) Clone() Declaration {
 }
 
 // Inbound reports whether the declaration advertises an inbound surface:
-// a2a.agentCardUrl, mcp.serverUrls or mcp.serverMount (RULES R16).
+// a2a.agentCardUrl, mcp.serverUrls or mcp.serverMount (OpenWOP RFC 0242 §B.3).
 func (d Declaration) Inbound() bool {
 	if d.A2A != nil && d.A2A.AgentCardURL != "" {
 		return true

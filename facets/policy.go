@@ -23,7 +23,7 @@ func (a *A2A) NegotiateConfig(allowDowngrade bool, now func() time.Time) negotia
 
 // Policy builds the negotiate.Policy of the a2a facet. allowDowngrade lets
 // an authenticated peer use an offered version between the floor and the
-// preferred one (RULES R20); now stamps decisions (nil: time.Now). A facet
+// preferred one (OpenWOP interop.md §Downgrade above the floor); now stamps decisions (nil: time.Now). A facet
 // that passed validation always yields a policy; the error, wrapping
 // [ErrInvalidFacet], is for one that did not.
 func (a *A2A) Policy(allowDowngrade bool, now func() time.Time) (*negotiate.Policy, error) {

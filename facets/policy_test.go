@@ -92,7 +92,7 @@ func TestPolicyOfInvalidFacet(t *testing.T) {
 	}
 }
 
-// The advertisement is the advertised func of the map's gates (R51).
+// The advertisement is the advertised func of the map's gates (OpenWOP interop.md §The operation mappings).
 func TestAdvertisesDrivesTheGates(t *testing.T) {
 	v := newTestValidator(t)
 	m := mapping.Builtin()

@@ -158,7 +158,8 @@ func walk(v any, path []string, fn func(path []string, key string, val any)) {
 	}
 }
 
-// RULES R4: no transport list (except the MCP server's own), no grpc
+// OpenWOP interop.md §REST is the wire, §gRPC and capabilities.md §2–§4: no
+// transport list (except the MCP server's own), no grpc
 // block, no root profiles, no supported flag, no false facet.
 func TestRecordsCarryNoForbiddenKeys(t *testing.T) {
 	v := newTestValidator(t)

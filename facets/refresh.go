@@ -23,7 +23,7 @@ func staleAfter(deadline, now time.Time) (time.Duration, bool) {
 }
 
 // RefreshDeadline is the instant the advertisement goes stale: midnight
-// UTC starting RefreshedAt plus the refresh window (RULES R6). It is the
+// UTC starting RefreshedAt plus the refresh window (OpenWOP interop.md §The refresh SLA). It is the
 // zero time when RefreshedAt is not a date. Validation refuses a facet
 // whose deadline has passed.
 func (a *A2A) RefreshDeadline() time.Time { return refreshDeadline(a.RefreshedAt, a.RefreshWindow) }

@@ -164,8 +164,8 @@ func isIndex(tok string) bool {
 	return true
 }
 
-// leafProblems words one schema violation. The lifecycle rule (R3) and the
-// true-only booleans (R4) get their own wording; everything else keeps the
+// leafProblems words one schema violation. The lifecycle rule (OpenWOP capabilities.md §2) and the
+// true-only booleans (OpenWOP interop.md §REST is the wire; capabilities.md §2–§4) get their own wording; everything else keeps the
 // validator's message.
 func leafProblems(family string, leaf *jsonschema.ValidationError) problems {
 	at := fieldName(family, leaf.InstanceLocation)

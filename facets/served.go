@@ -21,7 +21,7 @@ type ServedA2A struct {
 	// advertised version must be one of them.
 	Versions []string
 	// JSONRPC and HTTPJSON report the inbound interfaces mounted. A card is
-	// only advertised with a JSON-RPC interface behind it (R7).
+	// only advertised with a JSON-RPC interface behind it (OpenWOP interop map, a2a.card).
 	JSONRPC  bool
 	HTTPJSON bool
 	// Streaming: SendStreamingMessage and SubscribeToTask are served.

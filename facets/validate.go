@@ -53,8 +53,9 @@ func (v *Validator) Declare(now time.Time, d Declaration, s Served) (*Advertisem
 
 // Validate checks d exactly as given (no defaults are filled) at time now
 // against what s says is served. Each family's wire record is checked
-// against this package's schema first, then the rules of RULES §1 that a
-// schema cannot state; every problem found is reported, joined, each a
+// against this package's schema first, then the advertisement rules
+// (OpenWOP interop.md §The facets; capabilities.md §2–§4) that a schema
+// cannot state; every problem found is reported, joined, each a
 // [*FieldError] wrapping [ErrInvalidFacet]. Where a rule check and a schema
 // check fault the same field, the rule's message, being more specific, is
 // the one kept.
@@ -96,7 +97,7 @@ func merge(schema, rules problems) problems {
 }
 
 // checkLifecycle checks since and until against the host's timeline and
-// the clock (RULES R3).
+// the clock (OpenWOP capabilities.md §2).
 func checkLifecycle(p *problems, fam, since, until string, now time.Time, s Served) {
 	if len(s.ProtocolVersions) > 0 && wellFormedMajorMinor(since) && !slices.Contains(s.ProtocolVersions, since) {
 		p.add(fam+".since", "R1", "%q is not one of the host's protocolVersions %q", since, s.ProtocolVersions)
@@ -134,7 +135,7 @@ func newestVersion(vs []string) (string, bool) {
 	return slices.MaxFunc(vs, compareMajorMinor), true
 }
 
-// checkRefresh applies the refresh SLA (RULES R6): the window is at most
+// checkRefresh applies the refresh SLA (OpenWOP interop.md §The refresh SLA): the window is at most
 // 90 days, refreshedAt is not older than the window and not more than a
 // day ahead of the clock.
 func checkRefresh(p *problems, fam string, refreshedAt Date, window time.Duration, now time.Time) {
@@ -156,7 +157,7 @@ func checkRefresh(p *problems, fam string, refreshedAt Date, window time.Duratio
 }
 
 // checkOffered checks a version list, its preferred member and its floor
-// (RULES R2, R6, R18) and that the host speaks each version.
+// (OpenWOP facets/a2a.schema.json and facets/mcp.schema.json; interop.md §The refresh SLA, §The floor) and that the host speaks each version.
 func checkOffered(p *problems, fam, listKey, prefKey, floorKey string, list []string, pref, floor string,
 	wellFormed func(string) bool, cmp func(a, b string) int, served []string, what string) {
 	for i, ver := range list {
@@ -371,7 +372,7 @@ func checkHostEvents(now time.Time, h *HostEvents, s Served) problems {
 
 // hostEventsRecord is the hostEvents record the declaration advertises, or
 // nil for none: the host's own record, plus {negotiation.decided, durable}
-// whenever an inbound surface is advertised (RULES R16). Without a host
+// whenever an inbound surface is advertised (OpenWOP RFC 0242 §B.3). Without a host
 // record, an inbound declaration gets a default one.
 func hostEventsRecord(d Declaration) *HostEvents {
 	inbound := d.Inbound()

@@ -99,7 +99,7 @@ type badCase struct {
 
 func badCases() []badCase {
 	return []badCase{
-		// a2a: versions, preferred, floor (R2, R6, R18)
+		// a2a: versions, preferred, floor (OpenWOP facets/a2a.schema.json and facets/mcp.schema.json; interop.md §The refresh SLA, §The floor)
 		{"a2a preferred not offered", func(d *Declaration, s *Served) { d.A2A.PreferredVersion = "1.1" },
 			"a2a.preferredVersion", "R6", `"1.1" is not in a2a.versions`},
 		{"a2a floor not offered", func(d *Declaration, s *Served) { d.A2A.MinimumVersion = "0.3" },
@@ -119,7 +119,7 @@ func badCases() []badCase {
 			"a2a.versions", "", "items at 0 and 1 are equal"},
 		{"a2a version not served", func(d *Declaration, s *Served) { d.A2A.Versions = []string{"1.0", "1.1"} },
 			"a2a.versions[1]", "R1", `"1.1" is not served`},
-		// lifecycle (R1, R3)
+		// lifecycle (OpenWOP interop.md §The facets; capabilities.md §2)
 		{"experimental without until", func(d *Declaration, s *Served) { d.A2A.Status = StatusExperimental },
 			"a2a.until", "R3", "required when status is experimental"},
 		{"stable with until", func(d *Declaration, s *Served) { d.MCP.Until = "2027-01-01" },
@@ -146,7 +146,7 @@ func badCases() []badCase {
 			"a2a.since", "", "pattern"},
 		{"since not a protocol version", func(d *Declaration, s *Served) { d.A2A.Since = "2.4" },
 			"a2a.since", "R1", "protocolVersions"},
-		// refresh SLA (R6)
+		// refresh SLA (OpenWOP interop.md §The refresh SLA)
 		{"a2a refreshedAt stale", func(d *Declaration, s *Served) { d.A2A.RefreshedAt = "2026-08-01" },
 			"a2a.refreshedAt", "R6", "older than the 90-day refresh window"},
 		{"mcp refreshedAt exactly 90 days before today", func(d *Declaration, s *Served) { d.MCP.RefreshedAt = "2026-09-01" },
@@ -162,7 +162,7 @@ func badCases() []badCase {
 		{"shorter refresh window exceeded", func(d *Declaration, s *Served) {
 			d.MCP.RefreshWindow, d.MCP.RefreshedAt = 7*24*time.Hour, "2026-11-20"
 		}, "mcp.refreshedAt", "R6", "older than the 7-day refresh window"},
-		// a2a profiles and card (R5, R7)
+		// a2a profiles and card (OpenWOP interop.md §Legacy profiles are absent; interop map, a2a.card)
 		{"a2a legacy profile", func(d *Declaration, s *Served) { d.A2A.Profiles = []string{ProfileA2A10, "a2a-0.3-legacy"} },
 			"a2a.profiles[1]", "R5", "legacy"},
 		{"a2a profile version not offered", func(d *Declaration, s *Served) { d.A2A.Profiles = []string{"a2a-1.1"} },
@@ -185,7 +185,7 @@ func badCases() []badCase {
 			"a2a", "R1", "the host serves A2A"},
 		{"a2a profile with a leading zero", func(d *Declaration, s *Served) { d.A2A.Profiles = []string{ProfileA2A10, "a2a-01.0"} },
 			"a2a.profiles[1]", "R5", "not a profile id"},
-		// a2a boolean facets (R11, R28)
+		// a2a boolean facets (OpenWOP interop.md §Per-agent cards; interop map, a2a.card)
 		{"streaming not served", func(d *Declaration, s *Served) { s.A2A.Streaming = false },
 			"a2a.streaming", "R28", "not served"},
 		{"push not served", func(d *Declaration, s *Served) { s.A2A.PushNotifications = false },
@@ -215,7 +215,7 @@ func badCases() []badCase {
 			"agents.since", "R1", "protocolVersions"},
 		{"agents witness unknown", func(d *Declaration, s *Served) { d.Agents.Witness = "hearsay" },
 			"agents.witness", "", "witnessable-gated"},
-		// mcp versions (R2, R6)
+		// mcp versions (OpenWOP facets/a2a.schema.json and facets/mcp.schema.json; interop.md §The refresh SLA)
 		{"mcp preferred not offered", func(d *Declaration, s *Served) { d.MCP.PreferredVersion = "2025-11-25" },
 			"mcp.preferredVersion", "R6", `"2025-11-25" is not in mcp.revisions`},
 		{"mcp revision not a calendar date", func(d *Declaration, s *Served) { d.MCP.Revisions = []string{"2026-07-28", "2026-02-30"} },
@@ -227,7 +227,7 @@ func badCases() []badCase {
 			d.MCP.Revisions, s.MCP.Revisions = []string{"2025-11-25", "2026-07-28"}, []string{"2025-11-25", "2026-07-28"}
 			d.MCP.PreferredVersion, d.MCP.MinimumRevision = "2025-11-25", "2026-07-28"
 		}, "mcp.minimumRevision", "R6", "above mcp.preferredVersion"},
-		// mcp profiles and features (R5, R8)
+		// mcp profiles and features (OpenWOP interop.md §Legacy profiles are absent; interop map, mcp.features)
 		{"mcp profile lacks a required feature", func(d *Declaration, s *Served) {
 			d.MCP.Features = []string{"server-discover", "cacheable-lists", "extensions"}
 		}, "mcp.features", "R8", `lacks "mrtr", which profile "mcp-2026-07-28" requires`},
@@ -252,7 +252,7 @@ func badCases() []badCase {
 		{"mcp tasks served without extensions feature", func(d *Declaration, s *Served) {
 			d.MCP.Features = []string{"server-discover", "mrtr", "cacheable-lists"}
 		}, "mcp.features", "R8", "io.modelcontextprotocol/tasks"},
-		// mcp mount (R9, R10, R12)
+		// mcp mount (OpenWOP interop.md §The facets, §The MCP round ceiling; RFC 0204)
 		{"mcp transport outside the enum", func(d *Declaration, s *Served) {
 			d.MCP.ServerMount.Transports = []string{TransportStreamableHTTP, "grpc"}
 		}, "mcp.serverMount.transports[1]", "", "stdio"},
@@ -284,7 +284,7 @@ func badCases() []badCase {
 			"mcp.client", "R12", "not exposed"},
 		{"mcp absent while mounted", func(d *Declaration, s *Served) { d.MCP = nil },
 			"mcp", "R1", "the host serves MCP"},
-		// hostEvents (R16, R143, R144)
+		// hostEvents (OpenWOP RFC 0242 §B.3; host-event.schema.json; events.md §Host events)
 		{"host event type malformed", func(d *Declaration, s *Served) { d.HostEvents.Types[0].Type = "Deploy" },
 			"hostEvents.types[0].type", "", "pattern"},
 		{"host event delivery unknown", func(d *Declaration, s *Served) { d.HostEvents.Types[0].Delivery = "sometimes" },

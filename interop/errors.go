@@ -11,7 +11,7 @@ import (
 var (
 	// ErrNotFound reports a run, interrupt, workflow or agent that does not
 	// exist or that the Subject may not read. The two cases are
-	// indistinguishable by design (RULES R74).
+	// indistinguishable by design (OpenWOP interop.md §Isolation).
 	ErrNotFound = errors.New("interop: not found")
 	// ErrRunTerminal reports an operation that needs a live run on a run that
 	// is completed, failed or cancelled.

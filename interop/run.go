@@ -64,7 +64,7 @@ const (
 )
 
 // TrustBoundary is the content trust a run's inputs enter with. Everything
-// arriving through A2A or MCP is untrusted (RULES R53, R107).
+// arriving through A2A or MCP is untrusted (OpenWOP interop map, a2a.fields and mcp.methods).
 type TrustBoundary string
 
 // TrustUntrusted is the only boundary the library ever requests.
@@ -82,7 +82,7 @@ const (
 )
 
 // SuspendedStatus is the run status an interrupt of kind k produces
-// (RULES R83), or "" for a kind that does not suspend through interop.
+// (OpenWOP interrupt.md §Payload), or "" for a kind that does not suspend through interop.
 func (k InterruptKind) SuspendedStatus() RunStatus {
 	switch k {
 	case InterruptApproval:
@@ -98,7 +98,7 @@ func (k InterruptKind) SuspendedStatus() RunStatus {
 // Interrupt is an open interrupt of a run.
 type Interrupt struct {
 	// ID is the tenant-bound interruptId ("tenant/opaque"). It is the key of
-	// MCP inputRequests (RULES R119).
+	// MCP inputRequests (OpenWOP interop map, mcp.mrtr).
 	ID string
 	// Kind decides the projection (approval, clarification, credential, ...).
 	Kind InterruptKind
@@ -168,7 +168,7 @@ func TextPart(s string) Part { return Part{Kind: PartText, Text: s} }
 func DataPart(v json.RawMessage) Part { return Part{Kind: PartData, Data: v} }
 
 // Artifact is an output a run published. ID is stable across reads and
-// across the chunks of one artifact (RULES R53).
+// across the chunks of one artifact (OpenWOP interop map, a2a.fields).
 type Artifact struct {
 	ID          string
 	Name        string

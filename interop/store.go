@@ -55,7 +55,7 @@ type RunStore interface {
 }
 
 // InputDeliverer is an optional RunStore extension: a declared input path
-// for messages sent to a run that is running but not suspended (RULES R44).
+// for messages sent to a run that is running but not suspended (OpenWOP interop map, a2a.operations).
 // Without it such messages are refused, never dropped.
 type InputDeliverer interface {
 	DeliverInput(ctx context.Context, s Subject, runID string, msg Message) (Run, error)
@@ -324,7 +324,7 @@ func OutputsOf(output json.RawMessage) json.RawMessage {
 // Delivery is the class of a host event.
 type Delivery string
 
-// Host event delivery classes (RULES R143).
+// Host event delivery classes (OpenWOP host-event.schema.json).
 const (
 	DeliveryDurable   Delivery = "durable"
 	DeliveryEphemeral Delivery = "ephemeral"
@@ -354,7 +354,7 @@ type EventSink interface {
 	AppendRunEvent(ctx context.Context, runID string, ev RunEvent) error
 	// PublishHostEvent records a host event for tenant (and ev.WorkspaceID).
 	// An empty tenant is an unauthenticated exchange: the event is kept but
-	// delivered to no subscriber (RULES R26).
+	// delivered to no subscriber (OpenWOP RFC 0242 §B.4).
 	PublishHostEvent(ctx context.Context, tenant string, ev HostEvent) error
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // Subject is the authenticated caller of one request. It is produced only by
-// a [SubjectResolver] from the request's credential (RULES R75).
+// a [SubjectResolver] from the request's credential (OpenWOP interop.md §Isolation).
 type Subject struct {
 	// Tenant is the tenant of record. Runs the Subject creates belong to it
 	// and every read is scoped to it. Empty only for an anonymous caller the
@@ -25,7 +25,7 @@ type Subject struct {
 	// does.
 	Scopes []string
 	// Actor is the forwarding peer when an end user reaches the host through
-	// an A2A peer (RULES R81): the Subject itself is then anonymous and the
+	// an A2A peer (OpenWOP identity.md §1.4): the Subject itself is then anonymous and the
 	// peer never lends it authority.
 	Actor *Subject
 }

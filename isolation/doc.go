@@ -7,27 +7,27 @@
 // # Ids (ids.go, param.go)
 //
 // A tenant-bound id (runId, interruptId, subscriptionId, deliveryId,
-// effectId) is "tenant/opaque" in the grammar of RULES R76, checked by
+// effectId) is "tenant/opaque" in the grammar of OpenWOP identity.md §5, checked by
 // [ValidBound], [ValidTenant] and [ValidOpaque]. [NewOpaque] and [NewID] mint
 // ids with a 26-character, 130-bit opaque segment that never contains '~'
-// (R76, R129); [NewIDFor] mints in the Subject's tenant of record (R40).
+// (OpenWOP identity.md §5; interop.md §MCP tasks and cancellation); [NewIDFor] mints in the Subject's tenant of record (OpenWOP RFC 0202 §D.9).
 //
 // Ids inside JSON bodies are always the bound form. On a URL path an id is
 // one projected segment: [Project] turns every byte outside [A-Za-z0-9._-]
 // into '~' and two uppercase hex digits, so "acme/r1…" becomes "acme~2Fr1…",
-// "anon:x/…" becomes "anon~3Ax~2F…" and a legacy '~' becomes "~7E" (R77).
+// "anon:x/…" becomes "anon~3Ax~2F…" and a legacy '~' becomes "~7E" (OpenWOP identity.md §5).
 // The host projects its own ids exactly once, where they leave it. The A2A
-// Task.id is the bound form; the MCP taskId is the projected form (R79,
-// R129). [ParseID] reads every form a client may send (bound, projected,
-// "tenant%2Fopaque") and decodes before matching the grammar (R77);
+// Task.id is the bound form; the MCP taskId is the projected form
+// (OpenWOP RFC 0198 §C.5; interop.md §MCP tasks and cancellation). [ParseID] reads every form a client may send (bound, projected,
+// "tenant%2Fopaque") and decodes before matching the grammar (OpenWOP identity.md §5);
 // [Unproject] reverses Project. [ResolveParam] adds the v1/v2 overlap rule
 // for path parameters: a bare opaque segment binds to the caller's tenant
 // under [BindBare] and is [ErrBareID], a validation error, under
-// [RefuseBare] (R80).
+// [RefuseBare] (OpenWOP identity.md §5).
 //
 // # The read gate (gate.go)
 //
-// Unreadable is unknown (R74, R78, R82). [CheckReadable] refuses a bound id
+// Unreadable is unknown (OpenWOP interop.md §Isolation; identity.md §5). [CheckReadable] refuses a bound id
 // whose tenant segment is not the Subject's with [ErrNotFound], one value
 // whose message names nothing, and [GateError] folds the store's
 // interop.ErrForbidden, interop.ErrNotFound and [ErrTenantMismatch] into the
@@ -40,16 +40,16 @@
 //
 // [RoutingKeys] derives each agent's a2aTenant value R from a host secret, the
 // host version and the agent id alone, so R encodes no tenant, workspace or
-// principal and every replica agrees without storage (R34). Resolve looks R
+// principal and every replica agrees without storage (OpenWOP RFC 0202 §B). Resolve looks R
 // up among the agents the caller already sees, after authentication and
-// authorization (R37), compares in constant time and answers everything
+// authorization (OpenWOP RFC 0202 §D.6), compares in constant time and answers everything
 // else — another tenant's R, a never-minted or malformed one — with the one
-// [ErrUnknownRoutingValue] (R38). R is a routing value only (R150): it
+// [ErrUnknownRoutingValue] (OpenWOP interop.md §Per-agent cards). R is a routing value only (OpenWOP interop map, a2a.fields): it
 // selects an agent and never a tenant; a task started through it is a run of
-// the caller's tenant (R40). A previous secret keeps old values resolving
+// the caller's tenant (OpenWOP RFC 0202 §D.9). A previous secret keeps old values resolving
 // through a rotation.
 //
-// Not here: card content (R35, R36, R39) and the wire answers (-32001,
+// Not here: card content (OpenWOP RFC 0202 §C; interop.md §Per-agent cards) and the wire answers (-32001,
 // -32602, 400, 403) belong to the protocol surfaces, which build on these
 // helpers.
 package isolation

@@ -21,7 +21,7 @@ func addIDSeeds(f *testing.F) {
 }
 
 // FuzzParseID: ParseID never panics, and whatever it accepts is a bound id
-// of the R76 grammar whose projection (and percent form) parse back to it.
+// of the OpenWOP identity.md §5 grammar whose projection (and percent form) parse back to it.
 func FuzzParseID(f *testing.F) {
 	addIDSeeds(f)
 	f.Fuzz(func(t *testing.T, s string) {

@@ -10,12 +10,12 @@ import (
 // ErrNotFound is the one error the read gate answers with. It wraps
 // [interop.ErrNotFound], and its message names no id, tenant or reason, so
 // a resource that does not exist, one of another tenant and one the store
-// refused all read the same (RULES R74).
+// refused all read the same (OpenWOP interop.md §Isolation).
 var ErrNotFound = fmt.Errorf("isolation: %w", interop.ErrNotFound)
 
 // ErrTenantMismatch reports a well-formed tenant-bound id whose tenant
 // segment is not the caller's. It is what a REST surface answers with
-// 403 id_tenant_mismatch (RULES R78). The A2A and MCP surfaces never show it:
+// 403 id_tenant_mismatch (OpenWOP identity.md §5). The A2A and MCP surfaces never show it:
 // [GateError] and [CheckReadable] turn it into [ErrNotFound].
 var ErrTenantMismatch = errors.New("isolation: id tenant segment is not the caller's")
 
@@ -53,7 +53,7 @@ func MatchTenant(s interop.Subject, id string) error {
 // bound id before it touches the store. It returns nil when the id may be
 // readable and otherwise exactly [ErrNotFound]: the same value and message
 // whether the id is malformed, unknown or another tenant's, because the gate
-// never learns which (RULES R74, R78).
+// never learns which (OpenWOP interop.md §Isolation; identity.md §5).
 func CheckReadable(s interop.Subject, id string) error {
 	if MatchTenant(s, id) != nil {
 		return ErrNotFound
@@ -66,7 +66,7 @@ func CheckReadable(s interop.Subject, id string) error {
 // it knows), [ErrTenantMismatch], and [interop.ErrNotFound] itself, whose
 // store-written message might name the id or differ between "unknown" and
 // "not yours". Every other error, and nil, passes through unchanged, so a
-// surface can wrap each RunStore call in it and never leak a 403 (RULES R74).
+// surface can wrap each RunStore call in it and never leak a 403 (OpenWOP interop.md §Isolation).
 //
 // Do not pass a [interop.SubjectResolver] error through GateError: there
 // ErrForbidden means the caller may not use the surface at all, which

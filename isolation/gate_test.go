@@ -153,7 +153,8 @@ func getTask(ctx context.Context, store fakeRuns, s interop.Subject, raw string)
 	return run, GateError(err)
 }
 
-// TestForeignAndUnknownReadTheSame is R74 end to end: a foreign run that
+// TestForeignAndUnknownReadTheSame is unreadable-is-unknown (OpenWOP
+// interop.md §Isolation) end to end: a foreign run that
 // exists, a foreign id that does not, and an own id that does not all give
 // the same error with the same message, whether the gate or the store
 // refused (the store check is reached by skipping the gate).

@@ -10,7 +10,7 @@ import (
 // update rewrites the golden files under testdata/ from the current output.
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// The grammars of RULES R76 and R34, written out independently of the
+// The grammars of OpenWOP identity.md §5 and RFC 0202 §B, written out independently of the
 // hand-rolled validators so each checks the other.
 var (
 	boundRE   = regexp.MustCompile(`^(anon:)?[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$`)

@@ -26,7 +26,7 @@ func NewOpaque() string { return rand.Text() }
 
 // NewID mints a fresh tenant-bound id "tenant/opaque" for tenant.
 //
-// A new id never contains '~' (RULES R76), so a tenant segment that holds
+// A new id never contains '~' (OpenWOP identity.md §5), so a tenant segment that holds
 // one (a legacy tenant id the grammar still admits) is refused rather than
 // minted into an id: ids already minted with '~' keep resolving through
 // [ParseID], but none are added.
@@ -54,7 +54,7 @@ func ValidOpaque(o string) bool {
 }
 
 // ValidBound reports whether id is a tenant-bound id in bound form
-// (RULES R76).
+// (OpenWOP identity.md §5).
 func ValidBound(id string) bool {
 	t, o, ok := strings.Cut(id, "/")
 	return ok && ValidTenant(t) && ValidOpaque(o)
@@ -100,7 +100,7 @@ const upperHex = "0123456789ABCDEF"
 // byte outside [A-Za-z0-9._-] becomes '~' and two uppercase hex digits, so
 // "acme/r1" becomes "acme~2Fr1" and "anon:x/..." becomes "anon~3Ax~2F...".
 // Project the host's own ids exactly once, where they leave the host
-// (RULES R77).
+// (OpenWOP identity.md §5).
 func Project(id string) string {
 	n := 0
 	for i := 0; i < len(id); i++ {
@@ -174,7 +174,7 @@ func unhex(c byte) (byte, bool) {
 // returns the bound form: the bound form itself ("acme/r…", as in JSON
 // bodies or an already-unescaped path value), the projected form
 // ("acme~2Fr…") or the percent-encoded form ("acme%2Fr…"). It decodes first
-// and then matches the grammar (RULES R77). Percent escapes are undone
+// and then matches the grammar (OpenWOP identity.md §5). Percent escapes are undone
 // before '~' escapes, as a router would before handing over a path value, so
 // a projected id whose '~' a client URL-encoded ("acme%7E2Fr…") also reads;
 // in the percent-encoded bound form a '~' is literal. The bound form is

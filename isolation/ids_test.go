@@ -27,7 +27,7 @@ func TestParseID(t *testing.T) {
 		in   string
 		want string // "" means ErrMalformedID
 	}{
-		// The three accepted forms (R77, R79).
+		// The three accepted forms (OpenWOP identity.md §5; RFC 0198 §C.5).
 		{"bound", "acme/" + op, "acme/" + op},
 		{"projected", "acme~2F" + op, "acme/" + op},
 		{"percent %2F", "acme%2F" + op, "acme/" + op},
@@ -35,7 +35,7 @@ func TestParseID(t *testing.T) {
 		{"projected lowercase ~2f, as the suite codec reads it", "acme~2f" + op, "acme/" + op},
 		{"projected over-escaped unreserved byte", "acme~2Fr~2D9f3cAB12cd34EF56", "acme/" + op},
 
-		// anon: tenants (R77: the ':' projects as ~3A).
+		// anon: tenants (the ':' projects as ~3A; OpenWOP identity.md §5).
 		{"anon bound", "anon:x/" + op, "anon:x/" + op},
 		{"anon projected", "anon~3Ax~2F" + op, "anon:x/" + op},
 		{"anon percent", "anon%3Ax%2F" + op, "anon:x/" + op},
@@ -46,7 +46,7 @@ func TestParseID(t *testing.T) {
 		{"colon outside the anon prefix", "ac:me/" + op, ""},
 		{"anon projected twice", "anon~3Aanon~3Ax~2F" + op, ""},
 
-		// Legacy '~' (R77: ~ projects as ~7E and still resolves).
+		// Legacy '~' (~ projects as ~7E and still resolves; OpenWOP identity.md §5).
 		{"legacy tilde bound", "acme/ab~cd" + op, "acme/ab~cd" + op},
 		{"legacy tilde projected", "acme~2Fab~7Ecd" + op, "acme/ab~cd" + op},
 		{"legacy tilde percent-encoded", "acme%2Fab%7Ecd" + op, "acme/ab~cd" + op},
@@ -72,7 +72,7 @@ func TestParseID(t *testing.T) {
 		{"percent escape at end", "acme%2F" + op + "%", ""},
 		{"percent-encoded percent", "acme%252F" + op, ""},
 
-		// Segment lengths (R76).
+		// Segment lengths (OpenWOP identity.md §5).
 		{"opaque 15", "acme/" + op15, ""},
 		{"opaque 16", "acme/" + op16, "acme/" + op16},
 		{"opaque 128", "acme/" + op128, "acme/" + op128},
@@ -155,7 +155,7 @@ func TestParseID(t *testing.T) {
 				t.Fatalf("ParseID(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 			}
 			if !boundRE.MatchString(got) {
-				t.Fatalf("accepted %q does not match the R76 grammar", got)
+				t.Fatalf("accepted %q does not match the OpenWOP identity.md §5 grammar", got)
 			}
 			if back, err := ParseID(Project(got)); err != nil || back != got {
 				t.Fatalf("ParseID(Project(%q)) = %q, %v", got, back, err)
@@ -165,7 +165,7 @@ func TestParseID(t *testing.T) {
 }
 
 // TestValidatorsMatchGrammar checks the hand-written validators against the
-// R76 regular expressions on every string of the ParseID table and more.
+// OpenWOP identity.md §5 regular expressions on every string of the ParseID table and more.
 func TestValidatorsMatchGrammar(t *testing.T) {
 	inputs := []string{
 		"", "a", "~", ".", "anon:", "anon:a", "anon:anon:a", "a:b", t128, t129,
@@ -325,14 +325,15 @@ func TestSplitAndTenantOf(t *testing.T) {
 	}
 }
 
-// TestNewOpaque checks R76 and R129 on minted segments: the R76 grammar,
+// TestNewOpaque checks minted segments (OpenWOP identity.md §5; interop.md
+// §MCP tasks and cancellation): the grammar,
 // never '~', at least 128 bits (base32: 5 bits a character), and no repeats.
 func TestNewOpaque(t *testing.T) {
 	seen := make(map[string]bool)
 	for range 2000 {
 		o := NewOpaque()
 		if !opaqueRE.MatchString(o) || !ValidOpaque(o) {
-			t.Fatalf("minted %q does not match the R76 opaque grammar", o)
+			t.Fatalf("minted %q does not match the OpenWOP identity.md §5 opaque grammar", o)
 		}
 		if strings.Contains(o, "~") {
 			t.Fatalf("minted %q contains '~'", o)

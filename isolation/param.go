@@ -9,13 +9,13 @@ import (
 )
 
 // ErrBareID reports a path parameter that carries only an opaque segment
-// while bare ids are not admitted (RULES R80). It wraps [ErrMalformedID]:
+// while bare ids are not admitted (OpenWOP identity.md §5). It wraps [ErrMalformedID]:
 // a surface answers it as a validation error (REST 400 validation_error),
 // never as a tenant mismatch and never as not-found.
 var ErrBareID = fmt.Errorf("%w: bare opaque segment without a tenant", ErrMalformedID)
 
 // BarePolicy says whether a bare opaque segment on a path parameter is bound
-// to the caller's tenant (RULES R80). A host admits bare ids only while it
+// to the caller's tenant (OpenWOP identity.md §5). A host admits bare ids only while it
 // still advertises a 1.x protocol version.
 type BarePolicy bool
 
@@ -30,13 +30,13 @@ const (
 
 // ResolveParam turns a tenant-bound path or parameter value, as the client
 // sent it, into the bound form "tenant/opaque" the host stores and every
-// response names (RULES R77, R80). It accepts the bound form, the projected
+// response names (OpenWOP identity.md §5). It accepts the bound form, the projected
 // form ("acme~2Fr…") and the percent-encoded form ("acme%2Fr…").
 //
 // A value that, once decoded, holds no '/' is a bare opaque segment. Under
 // [BindBare] it resolves under s.Tenant and never another tenant; under
 // [RefuseBare] it is [ErrBareID]. The tenant always comes from the Subject
-// (RULES R75), which is why this takes one rather than a tenant string. A
+// (OpenWOP interop.md §Isolation), which is why this takes one rather than a tenant string. A
 // Subject without a tenant resolves a bare segment to nothing: the answer
 // is [ErrNotFound], as for any id it cannot read.
 //
@@ -89,7 +89,7 @@ func bareSegment(raw string) (string, bool) {
 
 // NewIDFor mints a fresh tenant-bound id in the Subject's tenant of record.
 // A task started through a per-agent routing value is a run of the caller's
-// tenant (RULES R40): the tenant comes from the Subject, never from a routing
+// tenant (OpenWOP RFC 0202 §D.9): the tenant comes from the Subject, never from a routing
 // value, a contextId or a client-written tenant field.
 func NewIDFor(s interop.Subject) (string, error) {
 	return NewID(s.Tenant)

@@ -27,7 +27,8 @@ func TestResolveParam(t *testing.T) {
 		{name: "bound", s: acme, raw: "acme/" + op, bare: RefuseBare, want: "acme/" + op},
 		{name: "foreign bound is left to the gate", s: acme, raw: "other~2F" + op, bare: BindBare, want: "other/" + op},
 
-		// R80: bare ids during the overlap bind to the caller's tenant only.
+		// Bare ids during the overlap bind to the caller's tenant only (OpenWOP
+		// identity.md §5).
 		{name: "bare bound to caller", s: acme, raw: op, bare: BindBare, want: "acme/" + op},
 		{name: "bare bound to anon caller", s: anon, raw: op, bare: BindBare, want: "anon:visitor/" + op},
 		{name: "bare percent-encoded", s: acme, raw: "%72-9f3cAB12cd34EF56", bare: BindBare, want: "acme/" + op},
@@ -36,8 +37,8 @@ func TestResolveParam(t *testing.T) {
 		{name: "bare dots", s: acme, raw: dots, bare: BindBare, want: "acme/" + dots},
 		{name: "bare 128", s: acme, raw: op128, bare: BindBare, want: "acme/" + op128},
 
-		// R80: after the overlap a bare id is a validation error, not a
-		// tenant mismatch and not not-found.
+		// After the overlap a bare id is a validation error, not a tenant
+		// mismatch and not not-found (OpenWOP identity.md §5).
 		{name: "bare refused", s: acme, raw: op, bare: RefuseBare, wantErr: ErrBareID,
 			notErr: []error{interop.ErrNotFound, ErrTenantMismatch}},
 		{name: "bare refused is malformed", s: acme, raw: op, bare: RefuseBare, wantErr: ErrMalformedID},

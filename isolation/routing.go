@@ -44,11 +44,11 @@ var ErrRoutingSecretTooShort = fmt.Errorf("isolation: routing secret must be at 
 // ErrUnknownRoutingValue is the one error [RoutingKeys.Resolve] returns. It
 // wraps [interop.ErrNotFound] and carries nothing of the value, so another
 // tenant's value, a value this host never minted and a malformed value are
-// answered identically (RULES R38).
+// answered identically (OpenWOP interop.md §Per-agent cards).
 var ErrUnknownRoutingValue = fmt.Errorf("isolation: routing value: %w", interop.ErrNotFound)
 
 // RoutingKeys derives and resolves per-agent routing values, the a2aTenant R
-// of an agent inventory entry (RULES R34). It is immutable and safe for
+// of an agent inventory entry (OpenWOP RFC 0202 §B). It is immutable and safe for
 // concurrent use; every replica configured with the same secret and host
 // version derives the same values, so nothing is stored.
 //
@@ -58,7 +58,7 @@ var ErrUnknownRoutingValue = fmt.Errorf("isolation: routing value: %w", interop.
 // tenant, workspace or principal because no method accepts one. As a
 // consequence, one agent id installed in two tenants has one R; that is
 // harmless, because R is resolved only among the caller's own visible agents
-// and grants nothing (RULES R150).
+// and grants nothing (OpenWOP interop map, a2a.fields).
 //
 // R is stable for an (agent, host version) pair and changes when the host
 // version does. Rotating the secret: configure the new secret as current and
@@ -124,7 +124,7 @@ func (k *RoutingKeys) Derive(agentID string) string {
 }
 
 // ForAgent returns the a2aTenant value of an inventory entry, or ok=false
-// for an entry with no routed workflow, which gets none (RULES R34). Only
+// for an entry with no routed workflow, which gets none (OpenWOP RFC 0202 §B). Only
 // a.ID enters the value.
 func (k *RoutingKeys) ForAgent(a interop.Agent) (r string, ok bool) {
 	if len(a.Workflows) == 0 {
@@ -135,13 +135,13 @@ func (k *RoutingKeys) ForAgent(a interop.Agent) (r string, ok bool) {
 
 // Resolve finds the agent whose routing value is r among visible, the
 // agents the caller's Subject may see (from [interop.AgentInventory]),
-// after the caller was authenticated and authorized (RULES R37). Each
+// after the caller was authenticated and authorized (OpenWOP RFC 0202 §D.6). Each
 // candidate is compared in constant time, every candidate is examined, and
 // values minted under the previous secret also match. Agents without a
 // routed workflow have no value and never match.
 //
 // Anything else — another tenant's value, a never-minted one, a malformed
-// one — is [ErrUnknownRoutingValue], the same value every time (RULES R38).
+// one — is [ErrUnknownRoutingValue], the same value every time (OpenWOP interop.md §Per-agent cards).
 func (k *RoutingKeys) Resolve(r string, visible []interop.Agent) (interop.Agent, error) {
 	var want [routingMACLen]byte
 	if !decodeRoutingValue(r, &want) {

@@ -59,7 +59,7 @@ func TestDeriveShape(t *testing.T) {
 	for i := range 500 {
 		r := k.Derive(fmt.Sprintf("agent-%d", i))
 		if len(r) != RoutingValueLen || !routingRE.MatchString(r) || strings.ContainsAny(r, ".~=") {
-			t.Fatalf("Derive = %q: want %d characters of the R34 grammar", r, RoutingValueLen)
+			t.Fatalf("Derive = %q: want %d characters of the OpenWOP RFC 0202 §B grammar", r, RoutingValueLen)
 		}
 	}
 }
@@ -141,7 +141,7 @@ func TestDeriveCopiesTheSecret(t *testing.T) {
 }
 
 // TestForAgentDependsOnlyOnTheID shows R carries no tenant, workspace or
-// principal: nothing but the agent id reaches it (R34).
+// principal: nothing but the agent id reaches it (OpenWOP RFC 0202 §B).
 func TestForAgentDependsOnlyOnTheID(t *testing.T) {
 	k := mustKeys(t, testSecret('a'), "1.0")
 	inAcme := interop.Agent{ID: "support", Persona: "Acme Support", PackVersion: "1", Label: "acme", Workflows: []string{"triage"}}
@@ -322,7 +322,8 @@ func TestResolveFrom(t *testing.T) {
 	if a, err := k.ResolveFrom(ctx, inv, acme, acmeR); err != nil || a.ID != "acme-support" {
 		t.Fatalf("own agent: %v, %v", a, err)
 	}
-	// R38: another tenant's real R reads exactly like a never-minted one.
+	// Another tenant's real R reads exactly like a never-minted one (OpenWOP
+	// interop.md §Per-agent cards).
 	_, foreign := k.ResolveFrom(ctx, inv, globex, acmeR)
 	_, never := k.ResolveFrom(ctx, inv, globex, "AAAAAAAAAAAAAAAAAAAAAAAA")
 	if foreign != ErrUnknownRoutingValue || never != ErrUnknownRoutingValue {

@@ -45,7 +45,7 @@ func check(doc *document) error {
 	}
 
 	// Forward projection: one default row per status, overrides unique and
-	// reachable (RULES R58, R59).
+	// reachable (OpenWOP interop map, a2a.taskState; RFC 0199 §D.1).
 	const fwd = "a2a.taskState"
 	defaults := make(map[interop.RunStatus]bool, 10)
 	type overrideKey struct {
@@ -78,7 +78,7 @@ func check(doc *document) error {
 	}
 
 	// Reverse projection: one row per wire state, and every state the
-	// forward projection emits reads back (RULES R61).
+	// forward projection emits reads back (OpenWOP interop map, a2a.taskStateReverse).
 	const rev = "a2a.taskStateReverse"
 	wires := make(map[a2a.TaskState]bool, len(doc.A2A.TaskStateReverse))
 	for i, r := range doc.A2A.TaskStateReverse {
@@ -93,7 +93,7 @@ func check(doc *document) error {
 		}
 	}
 
-	// Error table: codes, names and reasons identify a row (RULES R63, R69).
+	// Error table: codes, names and reasons identify a row (OpenWOP interop map, a2a.errors; RFC 0211 §F).
 	const errSection = "a2a.errors"
 	codes := make(map[int]bool)
 	names := make(map[string]bool)
@@ -115,7 +115,7 @@ func check(doc *document) error {
 		}
 	}
 
-	// requires gates name real facets (RULES R51).
+	// requires gates name real facets (OpenWOP interop.md §The operation mappings).
 	checkRequires := func(section string, ops []docOperation) {
 		for i, op := range ops {
 			for _, f := range op.Requires {
@@ -136,7 +136,7 @@ func check(doc *document) error {
 		features[f.ID] = true
 	}
 
-	// MCP task status: total over the run statuses (RULES R130).
+	// MCP task status: total over the run statuses (OpenWOP interop map, mcp.tasks.status).
 	if t := doc.MCP.Tasks; t != nil {
 		checkRequires("mcp.tasks.methods", t.Methods)
 		const ts = "mcp.tasks.status"

@@ -17,17 +17,18 @@
 // Map sections and the rules they implement:
 //
 //   - a2a.operations: [Map.A2AOperation], [SendMessageWhen], [Map.A2AGate]
-//     (RULES R41–R52, R57a, R57b).
+//     (OpenWOP interop.md §The operation mappings; A2A 1.0.1 §5.3, §9.4).
 //   - a2a.taskState: [Map.TaskState] — the forward projection, total over
-//     the ten run statuses, with the credential override (R58–R60).
-//   - a2a.taskStateReverse: [Map.ReverseTaskState] (R61).
+//     the ten run statuses, with the credential override (OpenWOP RFC 0199 §D.1).
+//   - a2a.taskStateReverse: [Map.ReverseTaskState] (OpenWOP RFC 0199 §D.1).
 //   - a2a.errors: [Map.A2AError], [Map.A2AErrorByName],
 //     [Map.A2AErrorByReason] — JSON-RPC, gRPC, HTTP, ErrorInfo reason and
-//     host-as-client projection (R63, R69).
-//   - mcp.features: [Map.Features], [Map.RequiredFeatures] (R8).
+//     host-as-client projection (OpenWOP RFC 0211 §A, §F).
+//   - mcp.features: [Map.Features], [Map.RequiredFeatures] (OpenWOP interop.md §The operation mappings).
 //   - mcp.methods, mcp.tasks.methods: [Map.MCPMethod], [Map.MCPTaskMethod],
-//     [Map.MCPGate] (R105–R110, R126–R136).
-//   - mcp.tasks.status: [Map.MCPTaskStatus] (R130).
+//     [Map.MCPGate] (OpenWOP interop.md §The operation mappings, §MCP tasks and
+//     cancellation).
+//   - mcp.tasks.status: [Map.MCPTaskStatus] (OpenWOP interop.md §MCP tasks and cancellation).
 //   - the element sections (card, fields, headers, meta, mrtr, cache,
 //     authorization, tasks.fields): [Map.Elements].
 //

@@ -142,7 +142,7 @@ func RowErrors(err error) []*RowError {
 }
 
 // FacetOffError is an operation refused because a facet its row requires
-// is not advertised (RULES R51, R52). A binding answers it with Refusal.
+// is not advertised (OpenWOP interop.md §The operation mappings; interop map, a2a.operations). A binding answers it with Refusal.
 type FacetOffError struct {
 	Method string // the requested method
 	Facet  string // the first requires entry that is not advertised

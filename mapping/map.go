@@ -149,7 +149,7 @@ func (m *Map) Pins() Pins {
 	return p
 }
 
-// TaskState projects a run onto an A2A task state (RULES R58, R59). kind is
+// TaskState projects a run onto an A2A task state (OpenWOP interop map, a2a.taskState; RFC 0199 §D.1). kind is
 // the open interrupt's kind, or "" when none is open. An override row for
 // (status, kind) wins, so waiting-input on a credential interrupt is
 // AUTH_REQUIRED; every other combination gets the status's default row.
@@ -181,8 +181,8 @@ func (m *Map) RunTaskState(run *interop.Run) (StateRow, bool) {
 // TaskStateRows returns every a2a.taskState row in file order.
 func (m *Map) TaskStateRows() []StateRow { return slices.Clone(m.stateRows) }
 
-// ReverseTaskState maps a remote agent's task state to a run status (RULES
-// R61). Both a2a.TaskStateUnspecified and the literal
+// ReverseTaskState maps a remote agent's task state to a run status
+// (OpenWOP interop map, a2a.taskStateReverse). Both a2a.TaskStateUnspecified and the literal
 // "TASK_STATE_UNSPECIFIED" find the unspecified row.
 func (m *Map) ReverseTaskState(wire a2a.TaskState) (interop.RunStatus, ReverseRow, bool) {
 	if wire == "TASK_STATE_UNSPECIFIED" {
@@ -199,7 +199,7 @@ func (m *Map) ReverseTaskState(wire a2a.TaskState) (interop.RunStatus, ReverseRo
 // ReverseRows returns every a2a.taskStateReverse row in file order.
 func (m *Map) ReverseRows() []ReverseRow { return slices.Clone(m.reverse) }
 
-// A2AError returns the error row with JSON-RPC code code (RULES R63).
+// A2AError returns the error row with JSON-RPC code code (OpenWOP interop map, a2a.errors).
 func (m *Map) A2AError(code int) (ErrorRow, bool) {
 	for _, r := range m.errorRows {
 		if r.JSONRPC == code {
@@ -220,7 +220,7 @@ func (m *Map) A2AErrorByName(name string) (ErrorRow, bool) {
 }
 
 // A2AErrorByReason returns the error row whose ErrorInfo reason is reason;
-// a client identifies a peer's error this way (RULES R69).
+// a client identifies a peer's error this way (OpenWOP RFC 0211 §F).
 func (m *Map) A2AErrorByReason(reason string) (ErrorRow, bool) {
 	if reason == "" {
 		return ErrorRow{}, false
@@ -304,8 +304,8 @@ func (m *Map) MCPTaskMethods() []Operation { return cloneOps(m.taskOps) }
 // HasMCPTasks reports whether the map carries the mcp.tasks rows.
 func (m *Map) HasMCPTasks() bool { return m.hasTasks }
 
-// MCPTaskStatus projects a run status onto an MCP task status (RULES
-// R130). It reports false for a status outside the enum or a map without
+// MCPTaskStatus projects a run status onto an MCP task status
+// (OpenWOP interop map, mcp.tasks.status). It reports false for a status outside the enum or a map without
 // mcp.tasks.
 func (m *Map) MCPTaskStatus(status interop.RunStatus) (TaskStatus, bool) {
 	i := statusIndex(status)
@@ -349,7 +349,7 @@ func RequirementsMet(requires []string, advertised func(facet string) bool) (mis
 }
 
 // A2AGate decides whether an A2A operation may run given the advertised
-// facets (RULES R51, R52). It returns nil, an error wrapping
+// facets (OpenWOP interop.md §The operation mappings; interop map, a2a.operations). It returns nil, an error wrapping
 // [ErrUnknownOperation], or a [*FacetOffError] whose Refusal is
 // PushNotificationNotSupportedError when a2a.pushNotifications is off and
 // UnsupportedOperationError for any other facet.
@@ -408,7 +408,7 @@ func (m *Map) Feature(id string) (Feature, bool) {
 }
 
 // RequiredFeatures returns the feature ids a host claiming profile (e.g.
-// "mcp-2026-07-28") must list in mcp.features (RULES R8).
+// "mcp-2026-07-28") must list in mcp.features (OpenWOP interop map, mcp.features).
 func (m *Map) RequiredFeatures(profile string) []string {
 	out := []string{}
 	for _, f := range m.features {

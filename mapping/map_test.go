@@ -10,7 +10,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 )
 
-// RULES R58: the default forward projection.
+// OpenWOP interop map, a2a.taskState: the default forward projection.
 var wantForward = []struct {
 	status interop.RunStatus
 	stored StoredState
@@ -53,7 +53,7 @@ func TestTaskStateForwardIsTotal(t *testing.T) {
 	}
 }
 
-// RULES R59: only waiting-input on a credential interrupt is AUTH_REQUIRED;
+// OpenWOP RFC 0199 §D.1: only waiting-input on a credential interrupt is AUTH_REQUIRED;
 // every other (status, kind) pair keeps its default row.
 func TestTaskStateOverride(t *testing.T) {
 	m := Builtin()
@@ -118,7 +118,7 @@ func TestRunTaskState(t *testing.T) {
 	}
 }
 
-// RULES R61.
+// OpenWOP interop map, a2a.taskStateReverse.
 func TestReverseTaskState(t *testing.T) {
 	m := Builtin()
 	tests := []struct {
@@ -178,7 +178,7 @@ func TestForwardReverseRoundTrip(t *testing.T) {
 	}
 }
 
-// RULES R63: all five columns of each row.
+// OpenWOP interop map, a2a.errors: all five columns of each row.
 var wantErrors = []ErrorRow{
 	{Upstream: "TaskNotFoundError", JSONRPC: -32001, GRPC: "NOT_FOUND", HTTP: 404, Reason: "TASK_NOT_FOUND", ClientProjection: "not_found"},
 	{Upstream: "TaskNotCancelableError", JSONRPC: -32002, GRPC: "FAILED_PRECONDITION", HTTP: 400, Reason: "TASK_NOT_CANCELABLE", ClientProjection: "run_terminal"},
@@ -264,7 +264,7 @@ func TestCodeConstants(t *testing.T) {
 	}
 }
 
-// RULES R57b and the MAP `requires` column.
+// A2A 1.0.1 §5.3, §9.4 and the OpenWOP interop map's `requires` column.
 func TestA2AOperations(t *testing.T) {
 	m := Builtin()
 	tests := []struct {
@@ -402,7 +402,7 @@ func TestRequirementsMet(t *testing.T) {
 	}
 }
 
-// RULES R51, R52: a row whose facet is off is refused with the row's error.
+// OpenWOP interop.md §The operation mappings: a row whose facet is off is refused with the row's error.
 func TestA2AGate(t *testing.T) {
 	m := Builtin()
 	tests := []struct {
@@ -479,7 +479,7 @@ func TestMCPGate(t *testing.T) {
 	}
 }
 
-// RULES R130.
+// OpenWOP interop map, mcp.tasks.status.
 func TestMCPTaskStatus(t *testing.T) {
 	m := Builtin()
 	want := map[interop.RunStatus]TaskStatus{
@@ -552,7 +552,7 @@ func TestMCPMethods(t *testing.T) {
 	}
 }
 
-// RULES R8.
+// OpenWOP interop map, mcp.features.
 func TestFeatures(t *testing.T) {
 	m := Builtin()
 	want := []string{"server-discover", "mrtr", "cacheable-lists"}

@@ -36,7 +36,7 @@ const (
 	TaskCancelled     TaskStatus = "cancelled"
 )
 
-// JSON-RPC codes of the A2A error rows (RULES R63), for [Map.A2AError].
+// JSON-RPC codes of the A2A error rows (OpenWOP interop map, a2a.errors), for [Map.A2AError].
 const (
 	CodeTaskNotFound                   = -32001
 	CodeTaskNotCancelable              = -32002
@@ -60,8 +60,8 @@ const (
 	WhenAsSendMessage = "as SendMessage"
 )
 
-// SendMessageWhen names the SendMessage row that serves a message (RULES
-// R41–R45): no taskId starts a run; otherwise the addressed run's status
+// SendMessageWhen names the SendMessage row that serves a message
+// (OpenWOP interop map, a2a.operations; interop.md §A2A multi-turn): no taskId starts a run; otherwise the addressed run's status
 // decides. SendStreamingMessage uses the same rows' semantics.
 func SendMessageWhen(hasTaskID bool, status interop.RunStatus) string {
 	switch {
@@ -95,7 +95,7 @@ type ReverseRow struct {
 	Note      string
 }
 
-// ErrorRow is one row of the A2A error table (map a2a.errors; RULES R63).
+// ErrorRow is one row of the A2A error table (OpenWOP interop map, a2a.errors).
 type ErrorRow struct {
 	Upstream string // A2A error name, e.g. "TaskNotFoundError"
 	JSONRPC  int

@@ -52,7 +52,7 @@ type invocation struct {
 	params callParams
 	// asTask: the request declared the tasks extension, the mount serves
 	// it and the tool does not forbid tasks, so a run that is not terminal
-	// at answer time is answered with CreateTaskResult (RULES R127).
+	// at answer time is answered with CreateTaskResult (OpenWOP RFC 0198 §B).
 	asTask bool
 	// sse, when set, is the event stream a native tool's progress opened:
 	// the answer goes there instead of a JSON body.
@@ -88,7 +88,7 @@ func (inv *invocation) digest() ([32]byte, *rpcError) {
 	return d, nil
 }
 
-// toolsCall answers tools/call (RULES R107, R108, R118, R127): the
+// toolsCall answers tools/call (OpenWOP interop map, mcp.methods and mcp.mrtr; RFC 0198 §B): the
 // arguments are checked against the tool's input schema before any run
 // exists; then a new run is created (each call is its own invocation, so
 // there is no idempotency key) and awaited.
@@ -237,7 +237,7 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 	return run, nil
 }
 
-// outcome encodes the answer for run's state (RULES R108, R118, R127).
+// outcome encodes the answer for run's state (OpenWOP interop map, mcp.methods and mcp.mrtr; RFC 0198 §B).
 // A run suspended on input the request declared no capability for is
 // refused with -32021 on either path — a task would only wait for an
 // answer its client cannot give — and cancelled, since the refusal hands

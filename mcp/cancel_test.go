@@ -48,7 +48,7 @@ func (e *env) cancelReason(runID string) string {
 }
 
 // TestDisconnectBeforeResponseCancels: a client that goes away before the
-// whole response is sent cancels the run (RULES R137).
+// whole response is sent cancels the run (OpenWOP interop.md §MCP tasks and cancellation).
 func TestDisconnectBeforeResponseCancels(t *testing.T) {
 	e := newEnv(t)
 	ts := e.serve()
@@ -94,7 +94,7 @@ func TestRawSocketDisconnect(t *testing.T) {
 }
 
 // TestDisconnectAfterResponse: once the whole response was sent, closing
-// the connection changes nothing (RULES R138) — for an input_required
+// the connection changes nothing (OpenWOP interop.md §MCP tasks and cancellation) — for an input_required
 // answer and for a task.
 func TestDisconnectAfterResponse(t *testing.T) {
 	cases := []struct {
@@ -143,7 +143,7 @@ func TestDisconnectAfterResponse(t *testing.T) {
 
 // TestNotificationsCancelled: notifications/cancelled naming an in-flight
 // request of the same Subject cancels its run; the call ends with an
-// isError result on its own stream (RULES R137, R139).
+// isError result on its own stream (OpenWOP interop.md §MCP tasks and cancellation).
 func TestNotificationsCancelled(t *testing.T) {
 	e := newEnv(t)
 	recs := make(chan *httptest.ResponseRecorder, 1)

@@ -27,7 +27,7 @@ const Revision = "2026-07-28"
 const TasksExtension = "io.modelcontextprotocol/tasks"
 
 // Implementation is the serverInfo the mount reports in every result's
-// _meta (self-reported; clients must not authorize on it, RULES R114).
+// _meta (self-reported; clients must not authorize on it; OpenWOP interop map, mcp.meta).
 type Implementation struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
@@ -40,14 +40,14 @@ type Config struct {
 	Subjects interop.SubjectResolver
 	// Policy is the MCP version policy (negotiate.MCP). Its offered
 	// revisions are server/discover's supportedVersions, exactly and in
-	// order (RULES R105); each must be [Revision].
+	// order (OpenWOP interop map, mcp.methods); each must be [Revision].
 	Policy *negotiate.Policy
 	// Auditor receives one negotiation.decided record per request that
 	// reaches version selection, as a host event of the caller's tenant.
 	Auditor *negotiate.Auditor
 	// Map is the interop map; nil means mapping.Builtin().
 	Map *mapping.Map
-	// Sealer seals and opens MRTR requestState values (RULES R121).
+	// Sealer seals and opens MRTR requestState values (OpenWOP interop map, mcp.mrtr).
 	Sealer *sealed.Sealer
 
 	ServerInfo Implementation
@@ -73,8 +73,8 @@ type Config struct {
 	// default.
 	AllowOwnLoopbackOrigin bool
 	// AllowAnonymous lets a request the SubjectResolver answers with an
-	// unauthenticated Subject through (RULES R115: only where the host
-	// advertises an anonymous actor). Otherwise such a request is 401.
+	// unauthenticated Subject through (only where the host advertises
+	// an anonymous actor; OpenWOP interop map, mcp.authorization). Otherwise such a request is 401.
 	AllowAnonymous bool
 	// WWWAuthenticate is the challenge sent with a 401; "" means "Bearer".
 	WWWAuthenticate string
@@ -82,11 +82,11 @@ type Config struct {
 	// Tasks serves the io.modelcontextprotocol/tasks extension: it is
 	// listed in server/discover, tools/call may answer CreateTaskResult to
 	// a request that declared it, and tasks/get|update|cancel and task
-	// notifications on subscriptions/listen are served (RULES R126–R136).
+	// notifications on subscriptions/listen are served (OpenWOP interop.md §MCP tasks and cancellation).
 	Tasks bool
 
 	// MaxRounds is mcp.mrtr.maxRounds: how many MRTR retries one
-	// invocation may make (RULES R10, R125); 0 means 8, otherwise 1–16.
+	// invocation may make (OpenWOP interop.md §The MCP round ceiling); 0 means 8, otherwise 1–16.
 	MaxRounds int
 	// ListTTL is the ttlMs of server/discover and tools/list and how long a
 	// caller's tool list is cached; 0 means one minute, a negative value
@@ -104,14 +104,14 @@ type Config struct {
 	// finished).
 	TaskWait time.Duration
 	// TaskTTL is a task's ttlMs; 0 sends null (unlimited). When set it must
-	// not be shorter than the host's run retention (RULES R134): the mount
+	// not be shorter than the host's run retention (OpenWOP interop map, mcp.tasks.fields): the mount
 	// cannot check that, the host must.
 	TaskTTL time.Duration
 	// PollInterval is a task's pollIntervalMs; 0 omits it.
 	PollInterval time.Duration
 	// InterruptURL, when set, returns a host-owned page that lets the same
 	// Subject resolve an interrupt whose input cannot be asked in form mode
-	// (RULES R120); "" means there is none. Credential interrupts use their
+	// (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2); "" means there is none. Credential interrupts use their
 	// connectUrl instead.
 	InterruptURL func(ctx context.Context, s interop.Subject, run interop.Run, in interop.Interrupt) string
 
@@ -125,7 +125,7 @@ type Config struct {
 	Completions Completions
 	// ResourceSchemes is the URI scheme allowlist of resources/read
 	// ("https", "file", "test"): a URI with any other scheme is refused
-	// before the host sees it (RULES R109). Required with Resources.
+	// before the host sees it (OpenWOP interop map, mcp.methods). Required with Resources.
 	ResourceSchemes []string
 
 	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
@@ -329,7 +329,7 @@ func (s *Server) Drain() { s.startDrain() }
 func (s *Server) draining() bool { return s.drain.Err() != nil }
 
 // Close ends every open subscriptions/listen stream (each gets a final
-// notifications/cancelled, the only one the host ever sends, RULES R139)
+// notifications/cancelled, the only one the host ever sends; OpenWOP interop.md §MCP tasks and cancellation)
 // and waits for background work the mount started, or returns ctx.Err().
 // Other requests arriving after Close are still served unless Drain was
 // called; a listen request is refused with -32603 (HTTP 503). Close is
@@ -357,7 +357,7 @@ type Served struct {
 	// Revisions are the revisions the mount speaks.
 	Revisions []string
 	// Discover, MRTR and CacheableLists back the map features
-	// server-discover, mrtr and cacheable-lists (RULES R8).
+	// server-discover, mrtr and cacheable-lists (OpenWOP interop map, mcp.features).
 	Discover       bool
 	MRTR           bool
 	CacheableLists bool

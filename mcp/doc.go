@@ -1,8 +1,10 @@
 // Package mcp is the MCP 2026-07-28 server mount: one http.Handler that
 // serves a host's workflows as MCP tools over stateless streamable HTTP,
 // with multi-round input (MRTR) and, optionally, the Tasks extension
-// (io.modelcontextprotocol/tasks). It implements OpenWOP v2 interop RULES
-// §12–§16 (R105–R142) and the mount's parts of §1–§2 (R8–R10, R17–R26).
+// (io.modelcontextprotocol/tasks). It implements the OpenWOP v2 interop
+// map's mcp rows, interop.md §MCP tasks and cancellation and §Trace context,
+// and the mount's parts of interop.md §The facets and §Negotiation is a
+// protocol.
 //
 // A tool is a workflow the caller may start (RunStore.ListWorkflows); a
 // tool call is a run; an MCP task is that run. The mount keeps no task
@@ -28,15 +30,15 @@
 // guard.go lists the guard's steps and their answers: POST only; the
 // loopback Host check against DNS rebinding and the Origin allowlist
 // (403);
-// authentication (401 with WWW-Authenticate, 403) before any work (R115);
+// authentication (401 with WWW-Authenticate, 403) before any work (OpenWOP interop map, mcp.authorization);
 // one JSON-RPC message per POST, member names matched exactly, batches
-// refused; unknown and removed methods 404 -32601 (R110, R112);
+// refused; unknown and removed methods 404 -32601 (OpenWOP interop map, mcp.methods and mcp.headers);
 // Mcp-Method, Mcp-Name (name or taskId, Base64 sentinel decoded) and
 // MCP-Protocol-Version agreeing with the body, else 400 -32020, before
-// version selection (R111); the negotiate policy, whose decision is
+// version selection (OpenWOP interop map, mcp.headers; MCP 2026-07-28 streamable HTTP §Server Validation); the negotiate policy, whose decision is
 // recorded as a negotiation.decided host event of the caller's tenant, and
-// -32022 with data.supported and data.requested (R17–R26, R112); _meta
-// protocolVersion and clientCapabilities, else -32602 (R113). wire.go holds
+// -32022 with data.supported and data.requested (OpenWOP interop.md §Negotiation is a protocol; interop map, mcp.headers); _meta
+// protocolVersion and clientCapabilities, else -32602 (OpenWOP interop map, mcp.meta). wire.go holds
 // the framing: writeError is the one function that turns an error into
 // wire bytes, with the HTTP status table.
 //
@@ -44,22 +46,22 @@
 //
 //   - server/discover: supportedVersions = the policy's revisions,
 //     capabilities.extensions exactly the extensions served, serverInfo,
-//     resultType, ttlMs and cacheScope public (R105).
+//     resultType, ttlMs and cacheScope public (OpenWOP interop map, mcp.methods).
 //   - tools/list: the caller's workflows sorted by name, cacheScope private,
 //     ttlMs; cached per authorization context (tenant, workspace,
 //     principal, authentication, sorted scopes) for ListTTL, with
 //     [Server.InvalidateTools]; more than 100 tools are paged with an
-//     opaque cursor (R106). A workflow's TaskSupport becomes
+//     opaque cursor (OpenWOP interop map, mcp.methods). A workflow's TaskSupport becomes
 //     execution.taskSupport when the extension is served.
 //   - tools/call: arguments validated against the input schema (compiled
 //     once, santhosh-tekuri/jsonschema/v6) before any run exists, else
-//     -32602 (R107); a new untrusted run over mcp per call, carrying the
-//     trace context of _meta or the traceparent header (R142); awaited
+//     -32602 (OpenWOP interop map, mcp.methods); a new untrusted run over mcp per call, carrying the
+//     trace context of _meta or the traceparent header (OpenWOP interop.md §Trace context); awaited
 //     until it finishes, asks for input or BlockTimeout passes. Completed
 //     → CallToolResult with the output as text, structuredContent when it
 //     is an object and artifacts as embedded resources; failed or
-//     cancelled → isError true, never a JSON-RPC error (R108).
-//   - MRTR (mrtr.go, R118–R125): a suspended run answers input_required
+//     cancelled → isError true, never a JSON-RPC error (OpenWOP interop map, mcp.methods).
+//   - MRTR (mrtr.go; OpenWOP interop map, mcp.mrtr): a suspended run answers input_required
 //     with one elicitation/create per open interrupt keyed by interruptId —
 //     form mode only for flat, non-secret schemas, URL mode for
 //     credentials (connectUrl) or host pages, otherwise an isError result
@@ -75,7 +77,7 @@
 //     MaxRounds with data.reason mcp_mrtr_rounds_exceeded) is -32602 and
 //     leaves the run as it was. A non-eligible resolver is -32602 with
 //     data.reason not_eligible, never an internal error.
-//   - Tasks (tasks.go, R126–R135): a call that declared the extension gets
+//   - Tasks (tasks.go; OpenWOP interop.md §MCP tasks and cancellation): a call that declared the extension gets
 //     CreateTaskResult whenever its run is not terminal at answer time
 //     (TaskWait); taskId is the projected runId; tasks/get (read-only),
 //     tasks/update and tasks/cancel answer an unknown, malformed or foreign
@@ -89,7 +91,7 @@
 //     while it lives) cancels the run, and tasks/get reports the task
 //     failed with that -32021 as its error object. No run waits for an
 //     answer its client cannot give.
-//   - subscriptions/listen (listen.go, R136): an SSE stream, acknowledged
+//   - subscriptions/listen (listen.go; OpenWOP interop map, mcp.tasks.methods): an SSE stream, acknowledged
 //     first, then notifications/tasks for the readable tasks named.
 //
 // # Host extension points (host.go, optional)
@@ -109,29 +111,29 @@
 //     answered as an SSE stream: notifications/progress, then the result.
 //   - Prompts: prompts/list (sorted, private, ttlMs) and prompts/get,
 //     which checks the prompt is listed and its required arguments are
-//     present and keeps arguments plain strings (R109).
+//     present and keeps arguments plain strings (OpenWOP interop map, mcp.methods).
 //   - Resources: resources/list, resources/templates/list and
 //     resources/read; the mount normalizes the URI, refuses traversal and
-//     any scheme outside ResourceSchemes before the host sees it (R109);
+//     any scheme outside ResourceSchemes before the host sees it (OpenWOP interop map, mcp.methods);
 //     an unknown URI is -32602 "Resource not found" with data.uri, never
 //     empty contents (SEP-2164). Every list and read carries ttlMs and
-//     cacheScope (R106).
+//     cacheScope (OpenWOP interop map, mcp.cache).
 //   - Completions: completion/complete, at most 100 values.
 //
 // Native tools, prompts and reads may answer input_required (input.go)
 // with elicitation (form or URL), sampling/createMessage and roots/list
 // requests under keys the host chooses. Each request must be covered by
 // the request's declared capabilities, else one -32021 names everything
-// missing (R113). The host's state is sealed into requestState as a host
+// missing (OpenWOP interop map, mcp.meta). The host's state is sealed into requestState as a host
 // grant (mcp/sealed: principal, request digest — OperationDigest for
 // prompts and reads —, TTL, round, single use); a retry hands the host
 // the responses to exactly the keys it asked, and every refusal of the
-// state is the one -32602 (R121, R125). A retry without requestState
+// state is the one -32602 (OpenWOP interop map, mcp.mrtr; interop.md §The MCP round ceiling). A retry without requestState
 // hands the host whatever responses the client sent: SEP-2322 lets a
 // server complete from them, and they carry no more authority than
 // arguments.
 //
-// # Cancellation (inflight.go, R137–R139)
+// # Cancellation (inflight.go; OpenWOP interop.md §MCP tasks and cancellation)
 //
 // From CreateRun (or an MRTR retry) until its whole response is flushed,
 // a request owns its run: a client disconnect, or a notifications/cancelled
@@ -161,7 +163,7 @@
 //     with an error object (SEP-2663), where an ordinary failed run is a
 //     completed task with isError. A tools/call answer has no such status,
 //     so there the run is an isError result with a fixed text ("The tool
-//     failed in the host."), never a JSON-RPC error (R108, R130).
+//     failed in the host."), never a JSON-RPC error (OpenWOP interop map, mcp.methods and mcp.tasks.status).
 //   - AllowOwnLoopbackOrigin (off by default) lets the page a loopback
 //     listener serves itself call it: the Origin must name the connection's
 //     scheme, the listener's port and its IP (or localhost on 127.0.0.1 and
@@ -181,6 +183,6 @@
 //     isError result that says so) keeps waiting: the host may resolve it
 //     elsewhere.
 //   - On the MCP wire the rounds ceiling is -32602 with data.reason
-//     "mcp_mrtr_rounds_exceeded"; R125 names that OpenWOP code for the host
-//     as client.
+//     "mcp_mrtr_rounds_exceeded"; OpenWOP interop.md §The MCP round ceiling
+//     names that OpenWOP code for the host as client.
 package mcp

@@ -65,7 +65,7 @@ func TestExtensionGoldens(t *testing.T) {
 }
 
 // TestExtensionsOffByDefault: without an extension point its methods are
-// -32601 and discovery does not advertise it (RULES R105).
+// -32601 and discovery does not advertise it (OpenWOP interop map, mcp.methods).
 func TestExtensionsOffByDefault(t *testing.T) {
 	e := newEnv(t)
 	for _, m := range []string{"prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read", "completion/complete"} {
@@ -87,7 +87,7 @@ func TestExtensionsOffByDefault(t *testing.T) {
 }
 
 // TestExtensionHeaders: prompts/get and resources/read carry Mcp-Name =
-// name or uri (RULES R111).
+// name or uri (OpenWOP interop map, mcp.headers; MCP 2026-07-28 streamable HTTP §Server Validation).
 func TestExtensionHeaders(t *testing.T) {
 	e := newEnv(t, withHost(newTestHost()))
 	for _, q := range []rpc{
@@ -130,7 +130,7 @@ func TestParseCaps(t *testing.T) {
 }
 
 // TestCapabilityChecks: each input request needs exactly its capability
-// (RULES R113).
+// (OpenWOP interop map, mcp.meta).
 func TestCapabilityChecks(t *testing.T) {
 	form := ElicitForm("m", json.RawMessage(nameForm))
 	url := ElicitURL("m", "https://x.example")
@@ -274,7 +274,7 @@ func TestNativeCall(t *testing.T) {
 
 // TestNativeMRTR: a native tool's input round seals the host's state and
 // the keys asked; the retry gets exactly those back; every refusal of the
-// state is the one -32602 (RULES R121, R125).
+// state is the one -32602 (OpenWOP interop map, mcp.mrtr; interop.md §The MCP round ceiling).
 func TestNativeMRTR(t *testing.T) {
 	h := newTestHost()
 	e := newEnv(t, withHost(h), func(c *Config) { c.MaxRounds = 2 })
@@ -605,7 +605,7 @@ func TestPrompts(t *testing.T) {
 }
 
 // TestResourceURIs: resources/read normalizes the URI before the host sees
-// it and refuses traversal, other schemes and malformed URIs (RULES R109).
+// it and refuses traversal, other schemes and malformed URIs (OpenWOP interop map, mcp.methods).
 func TestResourceURIs(t *testing.T) {
 	h := newTestHost()
 	e := newEnv(t, withHost(h))

@@ -1,7 +1,8 @@
 package mcp
 
 // The guard: every request passes these steps, in this order, before any
-// tools, tasks or discovery work (issue 5; RULES R110–R116):
+// tools, tasks or discovery work (issue 5; OpenWOP interop map, mcp.methods,
+// mcp.headers, mcp.meta and mcp.authorization):
 //
 //  0. After Server.Drain every request is 503 -32603 (config.go Drain).
 //  1. POST only (405 with Allow: POST).
@@ -10,21 +11,21 @@ package mcp
 //     unless AllowOwnLoopbackOrigin lets a loopback listener's own origin
 //     through.
 //  3. Authentication through the SubjectResolver: 401 with WWW-Authenticate,
-//     403, or an anonymous Subject only when AllowAnonymous (R115).
+//     403, or an anonymous Subject only when AllowAnonymous (OpenWOP interop map, mcp.authorization).
 //  4. Body: at most MaxBodyBytes (413), one JSON-RPC message (batches are
 //     -32600), notifications answered 202.
 //  5. Method: anything not served — initialize, ping, logging/setLevel,
 //     resources/(un)subscribe, tasks/result, tasks/list, unknown names — is
-//     404 with -32601 and the request id (R110, R112).
+//     404 with -32601 and the request id (OpenWOP interop map, mcp.methods and mcp.headers).
 //  6. Headers agree with the body: Mcp-Method = method, Mcp-Name = name or
 //     taskId (Base64 sentinel decoded first), MCP-Protocol-Version present
 //     and equal to _meta's protocolVersion; else 400 with -32020, before
-//     version selection (R111).
+//     version selection (OpenWOP interop map, mcp.headers; MCP 2026-07-28 streamable HTTP §Server Validation).
 //  7. Version selection through the negotiate policy, recorded as a
 //     negotiation.decided host event of the caller's tenant; a revision not
-//     offered is 400 with -32022 and data {supported, requested} (R112).
+//     offered is 400 with -32022 and data {supported, requested} (OpenWOP interop map, mcp.headers).
 //  8. _meta carries protocolVersion and clientCapabilities, else 400 -32602
-//     (R113).
+//     (OpenWOP interop map, mcp.meta).
 //
 // Capability checks (-32021) belong to each operation, which knows what it
 // needs.
@@ -54,7 +55,7 @@ const (
 	headerName            = "Mcp-Name"
 )
 
-// _meta keys the mount reads (RULES R113, R114, R140).
+// _meta keys the mount reads (OpenWOP interop map, mcp.meta; interop.md §Trace context).
 const (
 	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
@@ -85,7 +86,7 @@ const (
 )
 
 // call is what every operation knows about its request once the guard let
-// it through. Nothing of the Subject comes from the body (RULES R75).
+// it through. Nothing of the Subject comes from the body (OpenWOP interop.md §Isolation).
 type call struct {
 	msg     rpcMessage
 	subject interop.Subject
@@ -332,7 +333,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 
 // notification answers a JSON-RPC notification with 202. Only
 // notifications/cancelled has an effect: naming an in-flight request of the
-// same Subject, it cancels that request's run (RULES R137).
+// same Subject, it cancels that request's run (OpenWOP interop.md §MCP tasks and cancellation).
 func (s *Server) notification(w http.ResponseWriter, r *http.Request, sub interop.Subject, msg *rpcMessage) {
 	if h := strings.TrimSpace(r.Header.Get(headerMethod)); h != "" && h != msg.method {
 		s.writeError(w, r, nil, newError(codeHeaderMismatch, "Header mismatch: Mcp-Method does not match the body's method"))
@@ -368,7 +369,7 @@ func (s *Server) prepare(r *http.Request, sub interop.Subject, msg rpcMessage) (
 		return nil, err
 	}
 	if requested == "" {
-		// The header-less revision rule (R112) refused it; upstream
+		// The header-less revision rule (OpenWOP interop map, mcp.headers) refused it; upstream
 		// answers a missing required header with -32020.
 		return nil, newError(codeHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header is required")
 	}
@@ -476,7 +477,7 @@ func objectMember(m map[string]json.RawMessage, name string) (map[string]json.Ra
 }
 
 // missingCapability is -32021 naming what the request did not declare, as
-// a ClientCapabilities object (RULES R113).
+// a ClientCapabilities object (OpenWOP interop map, mcp.meta).
 func missingCapability(required string) *rpcError {
 	return newError(codeMissingCapability, "Missing required client capability").withData(json.RawMessage(`{"requiredCapabilities":` + required + `}`))
 }

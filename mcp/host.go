@@ -6,12 +6,12 @@ package mcp
 // prompts, readable resources, argument completion — plugs them in here.
 // Each is off unless configured: an unset extension point serves nothing
 // and advertises nothing (its methods stay -32601, server/discover does
-// not list its capability), so the OpenWOP surface is unchanged (RULES
-// R105, R126).
+// not list its capability), so the OpenWOP surface is unchanged
+// (OpenWOP interop map, mcp.methods; interop.md §MCP tasks and cancellation).
 //
 // Every method receives the request's context (cancelled when the client
 // goes away or cancels the request) and the authenticated Subject, and
-// does its own authorization: unreadable is unknown (RULES R74), so a
+// does its own authorization: unreadable is unknown (OpenWOP interop.md §Isolation), so a
 // name or URI the Subject may not see is interop.ErrNotFound like one that
 // does not exist. An *interop.InputError or interop.ErrInvalidInput
 // refuses the caller's input (-32602); any other error is a server fault
@@ -114,7 +114,7 @@ type Prompts interface {
 	// GetPrompt renders one prompt. The mount found req.Name in ListPrompts
 	// and checked that every required argument is present; arguments are
 	// plain strings, to be rendered as text, never evaluated as a
-	// template (RULES R109).
+	// template (OpenWOP interop map, mcp.methods).
 	GetPrompt(ctx context.Context, s interop.Subject, req *PromptRequest) (PromptResult, error)
 }
 
@@ -138,7 +138,7 @@ type Resources interface {
 	ListResources(ctx context.Context, s interop.Subject) ([]Resource, error)
 	ListResourceTemplates(ctx context.Context, s interop.Subject) ([]ResourceTemplate, error)
 	// ReadResource reads one resource. req.URI is normalized and its
-	// scheme is one of Config.ResourceSchemes (RULES R109); a URI the
+	// scheme is one of Config.ResourceSchemes (OpenWOP interop map, mcp.methods); a URI the
 	// host does not know (or the Subject may not read) is
 	// interop.ErrNotFound.
 	ReadResource(ctx context.Context, s interop.Subject, req *ResourceRequest) (ResourceResult, error)
@@ -159,7 +159,7 @@ type ResourceResult struct {
 	// not at all.
 	TTL time.Duration
 	// Public marks contents that are byte-identical for every caller
-	// (cacheScope public); otherwise the result is private (RULES R106).
+	// (cacheScope public); otherwise the result is private (OpenWOP interop map, mcp.cache).
 	Public bool
 }
 

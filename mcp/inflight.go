@@ -14,8 +14,8 @@ import (
 // Cancel reasons the mount gives cancelRun.
 const (
 	// ReasonRequestCancelled: the client went away (or sent
-	// notifications/cancelled) before the whole response was sent (RULES
-	// R137).
+	// notifications/cancelled) before the whole response was sent
+	// (OpenWOP interop.md §MCP tasks and cancellation).
 	ReasonRequestCancelled = "mcp-request-cancelled"
 	// ReasonRequestTimeout: a blocking call without the tasks extension hit
 	// BlockTimeout; the run had no other owner.
@@ -58,9 +58,9 @@ func requiredByReason(reason string) string {
 const cancelTimeout = 10 * time.Second
 
 // flight is a request that owns a run: from the moment it starts or
-// continues the run until its whole response is sent (RULES R137). Until
+// continues the run until its whole response is sent (OpenWOP interop.md §MCP tasks and cancellation). Until
 // then a disconnect, or a notifications/cancelled naming the request,
-// cancels the run; afterwards nothing does (R138).
+// cancels the run; afterwards nothing does (OpenWOP interop.md §MCP tasks and cancellation).
 type flight struct {
 	s     *Server
 	sub   interop.Subject

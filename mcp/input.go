@@ -4,12 +4,12 @@ package mcp
 // tool, a prompt or a resource read may answer input_required with any of
 // the three requests an InputRequiredResult can carry — elicitation/create
 // (form or URL mode), sampling/createMessage and roots/list — keyed by
-// keys the host chooses (RULES R118–R125 as they apply to requests that
-// are not runs). The mount checks each request against the capabilities
-// the request declared (R113: never assumed, else -32021), seals the
+// keys the host chooses (OpenWOP interop map, mcp.mrtr, as it applies to requests
+// that are not runs). The mount checks each request against the capabilities
+// the request declared (never assumed, else -32021; OpenWOP interop map, mcp.meta), seals the
 // host's state into requestState with mcp/sealed (bound to the principal,
 // the request digest, a TTL and the round; single use; a tampered state is
-// -32602, R121) and on the retry hands the host the responses to exactly
+// -32602; OpenWOP interop map, mcp.mrtr) and on the retry hands the host the responses to exactly
 // the keys it asked.
 
 import (
@@ -43,7 +43,7 @@ type InputRequest struct {
 
 // ElicitForm asks the user to fill a flat form (elicitation form mode).
 // requestedSchema is an object schema of primitive properties; never use
-// form mode for a secret (RULES R89, R120): use [ElicitURL].
+// form mode for a secret (OpenWOP RFC 0199 §C.6, §D.2; interop map, mcp.mrtr): use [ElicitURL].
 func ElicitForm(message string, requestedSchema json.RawMessage) InputRequest {
 	return InputRequest{Method: MethodElicit, Params: elicitParams{Mode: "form", Message: message, RequestedSchema: requestedSchema}}
 }
@@ -118,7 +118,7 @@ type InputRound struct {
 
 // ClientCapabilities are the client capabilities a request declared in
 // _meta io.modelcontextprotocol/clientCapabilities, as far as the mount
-// acts on them. Everything else in that object is opaque (RULES R116).
+// acts on them. Everything else in that object is opaque (OpenWOP interop.md §The operation mappings).
 type ClientCapabilities struct {
 	// Elicitation is declared at all; ElicitationForm and ElicitationURL
 	// are its modes (an empty elicitation object means form only).
@@ -307,7 +307,7 @@ func parseRoundParams(p map[string]json.RawMessage) (roundParams, *rpcError) {
 	return rp, nil
 }
 
-// errRoundsExceeded answers a retry past MaxRounds (RULES R125).
+// errRoundsExceeded answers a retry past MaxRounds (OpenWOP interop.md §The MCP round ceiling).
 func (s *Server) errRoundsExceeded() *rpcError {
 	return errInvalidParams("Invalid params: this call used every input round the server allows").withData(struct {
 		Reason    string `json:"reason"`
@@ -366,7 +366,7 @@ type inputRequestJSON struct {
 
 // hostInputRequired encodes the InputRequiredResult of a request the host
 // serves: each request checked against the declared capabilities (-32021
-// naming everything missing, RULES R113), the host's state sealed as a
+// naming everything missing; OpenWOP interop map, mcp.meta), the host's state sealed as a
 // host grant for round+1. A malformed InputRequired is a host fault.
 func (s *Server) hostInputRequired(c *call, digest [32]byte, round int, in *InputRequired) ([]byte, error) {
 	if len(in.Requests) == 0 {

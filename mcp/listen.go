@@ -1,6 +1,6 @@
 package mcp
 
-// subscriptions/listen (RULES R136): the POST is answered with an SSE
+// subscriptions/listen (OpenWOP interop map, mcp.tasks.methods): the POST is answered with an SSE
 // stream. Its first message is notifications/subscriptions/acknowledged,
 // naming the notification types and task ids the mount agreed to — a task
 // the caller cannot read is left out exactly like one that does not exist.
@@ -9,7 +9,7 @@ package mcp
 // moment. Every message carries _meta subscriptionId = the listen request's
 // id. The stream ends when the client goes away, or — with a final
 // notifications/cancelled naming the listen request, the only time the
-// host sends that notification (R139) — when every acknowledged task has
+// host sends that notification (OpenWOP interop.md §MCP tasks and cancellation) — when every acknowledged task has
 // finished or the server drains or closes.
 
 import (

@@ -1,6 +1,7 @@
 package mcp
 
-// Multi-round tool results (RULES R118–R125). A run that suspends on an
+// Multi-round tool results (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2;
+// interop.md §The MCP round ceiling). A run that suspends on an
 // approval or an input interrupt answers the in-flight tools/call with an
 // InputRequiredResult: one elicitation/create per open interrupt, keyed by
 // the tenant-bound interruptId, plus a requestState sealed by mcp/sealed
@@ -47,8 +48,8 @@ type projection struct {
 	outOfBand string
 }
 
-// project builds the inputRequests of run's open interrupts (RULES R119,
-// R120). forTask projects for tasks/get, where the capabilities of the
+// project builds the inputRequests of run's open interrupts
+// (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2). forTask projects for tasks/get, where the capabilities of the
 // original call are not known: every mode that can be offered is offered,
 // and an interrupt that cannot be asked at all is left out.
 func (s *Server) project(ctx context.Context, sub interop.Subject, run *interop.Run, caps ClientCapabilities, forTask bool) projection {
@@ -156,7 +157,7 @@ func connectURLOf(cd *interop.CredentialData) string {
 // formSchema returns the requestedSchema of a form-mode elicitation for
 // in, or false when in cannot be asked in form mode: its resume schema is
 // not a flat object of primitive properties, or a property is a secret
-// (writeOnly, format password) (RULES R89, R120). An approval without a
+// (writeOnly, format password) (OpenWOP RFC 0199 §C.6, §D.2; interop map, mcp.mrtr). An approval without a
 // schema asks for one of its actions; any other interrupt without a schema
 // asks for nothing but accept or decline.
 func formSchema(in interop.Interrupt) (json.RawMessage, bool) {
@@ -302,7 +303,7 @@ func parseElicitResult(raw json.RawMessage) (elicitResult, bool) {
 }
 
 // retry serves a tools/call of a workflow that carries a requestState
-// (RULES R121–R123, R125). Every refusal leaves the run as it was.
+// (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2; interop.md §The MCP round ceiling). Every refusal leaves the run as it was.
 func (s *Server) retry(w http.ResponseWriter, r *http.Request, inv *invocation) {
 	c := inv.c
 	digest, derr := inv.digest()
@@ -387,7 +388,7 @@ func openInterrupt(run *interop.Run, id string) (interop.Interrupt, bool) {
 }
 
 // resolution maps an ElicitResult onto a resolve outcome and resume value
-// (RULES R122, R123): accept resumes with the content (an approval's
+// (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2): accept resumes with the content (an approval's
 // accept without an action is {"action":"accept"}; a credential's accept
 // asks the host to re-check with {"outcome":"authorized"}), decline takes
 // the decline path, cancel cancels the interrupt. The content never
@@ -422,7 +423,7 @@ func resolution(in interop.Interrupt, er elicitResult) (interop.ResolveOutcome, 
 
 // resolveError maps a ResolveInterrupt refusal; nil means "carry on": the
 // interrupt was resolved meanwhile, the run ended, or a credential is still
-// missing (the call then asks again with the same URL, R123).
+// missing (the call then asks again with the same URL; OpenWOP RFC 0199 §D.2).
 func resolveError(in interop.Interrupt, err error) error {
 	switch {
 	case errors.Is(err, interop.ErrAlreadyResolved), errors.Is(err, interop.ErrRunTerminal), errors.Is(err, interop.ErrNotFound):

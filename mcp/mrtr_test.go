@@ -90,7 +90,7 @@ func toolResult(t testing.TB, res map[string]any) (text string, isError bool) {
 }
 
 // TestMRTRApproval: the conformance-approval fixture round trip through
-// MRTR for each ElicitResult action (RULES R118, R119, R122).
+// MRTR for each ElicitResult action (OpenWOP interop map, mcp.mrtr).
 func TestMRTRApproval(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -133,7 +133,7 @@ func TestMRTRApproval(t *testing.T) {
 }
 
 // TestMRTRKeysAreInterruptIDs: two runs suspended at the same node get
-// different keys (RULES R119).
+// different keys (OpenWOP interop map, mcp.mrtr).
 func TestMRTRKeysAreInterruptIDs(t *testing.T) {
 	e := newEnv(t)
 	k1 := e.ask(t, e.call("conformance-approval", nil)).key(t)
@@ -213,7 +213,7 @@ func TestMRTRMultiRound(t *testing.T) {
 
 // TestMRTRStateRefusals: a forged, replayed, expired or foreign
 // requestState, or one for another request, is one identical -32602 and
-// changes nothing (RULES R121).
+// changes nothing (OpenWOP interop map, mcp.mrtr).
 func TestMRTRStateRefusals(t *testing.T) {
 	e := newEnv(t)
 	q := e.call("conformance-approval", map[string]any{"arguments": map[string]any{"message": "m"}})
@@ -292,7 +292,7 @@ func TestMRTRMalformedResponses(t *testing.T) {
 }
 
 // TestMRTRMaxRounds: a retry beyond mcp.mrtr.maxRounds is -32602 with
-// reason mcp_mrtr_rounds_exceeded and changes nothing (RULES R125).
+// reason mcp_mrtr_rounds_exceeded and changes nothing (OpenWOP interop.md §The MCP round ceiling).
 func TestMRTRMaxRounds(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxRounds = 2 })
 	q := e.call("conformance-approval", nil)
@@ -311,7 +311,7 @@ func TestMRTRMaxRounds(t *testing.T) {
 }
 
 // TestMRTRNotEligible: the store decides who may answer; a non-approver's
-// answer is -32602 and the run keeps waiting (RULES R85, R122).
+// answer is -32602 and the run keeps waiting (OpenWOP interrupt.md §Approver enforcement; interop map, mcp.mrtr).
 func TestMRTRNotEligible(t *testing.T) {
 	e := newEnv(t)
 	err := e.store.Register(tenantA, memstore.WorkflowDef{
@@ -351,8 +351,8 @@ func TestMRTRCredential(t *testing.T) {
 	}
 }
 
-// TestFormSchema: which resume schemas may be asked in form mode (RULES
-// R120): flat objects of primitives only, never a secret.
+// TestFormSchema: which resume schemas may be asked in form mode
+// (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2): flat objects of primitives only, never a secret.
 func TestFormSchema(t *testing.T) {
 	cases := []struct {
 		schema string
@@ -383,7 +383,7 @@ func TestFormSchema(t *testing.T) {
 }
 
 // credentialRefusingStore refuses a credential resolution the way a host
-// does while no credential resolves yet (RULES R88).
+// does while no credential resolves yet (OpenWOP RFC 0199 §C.4).
 type credentialRefusingStore struct{ interop.RunStore }
 
 func (s credentialRefusingStore) ResolveInterrupt(ctx context.Context, sub interop.Subject, req interop.ResolveRequest) (interop.Run, error) {
@@ -391,7 +391,7 @@ func (s credentialRefusingStore) ResolveInterrupt(ctx context.Context, sub inter
 }
 
 // TestMRTRCredentialStillMissing: an accept while the credential is still
-// missing asks again with the same URL instead of failing (RULES R123).
+// missing asks again with the same URL instead of failing (OpenWOP RFC 0199 §D.2).
 func TestMRTRCredentialStillMissing(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Store = credentialRefusingStore{c.Store} })
 	q := e.call(wfCredential, nil)
@@ -407,7 +407,7 @@ func TestMRTRCredentialStillMissing(t *testing.T) {
 
 // TestMRTRInterruptURL: input that cannot be a form goes to the host's
 // page in URL mode when the request declared it, and is never asked as a
-// form (RULES R89, R120).
+// form (OpenWOP RFC 0199 §C.6, §D.2; interop map, mcp.mrtr).
 func TestMRTRInterruptURL(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.InterruptURL = func(_ context.Context, s interop.Subject, run interop.Run, in interop.Interrupt) string {

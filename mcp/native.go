@@ -1,7 +1,7 @@
 package mcp
 
 // tools/call of a native tool (Config.Tools): the arguments were validated
-// like a workflow's (RULES R107); the host answers with a result, an input
+// like a workflow's (OpenWOP interop map, mcp.methods); the host answers with a result, an input
 // request (input.go) or a hand-off to a run (host.go Handoff), and may
 // report progress, which turns the answer into an SSE stream.
 

@@ -1,6 +1,6 @@
 package mcp
 
-// prompts/list and prompts/get over Config.Prompts (RULES R106, R109):
+// prompts/list and prompts/get over Config.Prompts (OpenWOP interop map, mcp.methods):
 // the list is sorted by name and private to the caller; a get names a
 // listed prompt, supplies every required argument as a plain string and
 // may answer input_required like a tool (SEP-2322 allows it on
@@ -31,7 +31,7 @@ func refuseCursor(c *call) *rpcError {
 }
 
 // listResult encodes a one-page list result with the cache hints every
-// list carries (RULES R106): private, because each list is the caller's.
+// list carries (OpenWOP interop map, mcp.cache): private, because each list is the caller's.
 func (s *Server) listResult(member string, items any) ([]byte, error) {
 	b, err := marshal(items)
 	if err != nil {
@@ -101,7 +101,7 @@ func (s *Server) getPrompt(r *http.Request, c *call) ([]byte, error) {
 	rawArgs := json.RawMessage(`{}`)
 	args := map[string]string{}
 	if raw, ok := c.msg.params["arguments"]; ok && string(raw) != "null" {
-		// Arguments are plain text (RULES R109): anything but strings is
+		// Arguments are plain text (OpenWOP interop map, mcp.methods): anything but strings is
 		// refused, never coerced.
 		if raw[0] != '{' || json.Unmarshal(raw, &args) != nil {
 			return nil, errInvalidParams("Invalid params: arguments must map each name to a string")

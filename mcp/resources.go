@@ -1,7 +1,7 @@
 package mcp
 
 // resources/list, resources/templates/list and resources/read over
-// Config.Resources (RULES R106, R109; SEP-2164). Before the host sees a
+// Config.Resources (OpenWOP interop map, mcp.methods; SEP-2164). Before the host sees a
 // URI the mount normalizes it, refuses traversal and refuses any scheme
 // outside Config.ResourceSchemes; a URI the host does not know is -32602
 // "Resource not found" with data.uri, never an empty contents array.
@@ -151,7 +151,7 @@ func validScheme(sc string) bool {
 func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // normalizeURI returns the normalized form of a resource URI, or false
-// when the URI is refused (RULES R109): not absolute, a scheme outside
+// when the URI is refused (OpenWOP interop map, mcp.methods): not absolute, a scheme outside
 // the allowlist, user info, a fragment, control characters or
 // backslashes, malformed percent-encoding, or a path segment that is "."
 // or ".." or hides a separator once percent-decoded. Normalizing

@@ -1,11 +1,12 @@
 package mcp
 
-// The Tasks extension (io.modelcontextprotocol/tasks, RULES R126–R136).
+// The Tasks extension (io.modelcontextprotocol/tasks; OpenWOP interop.md §MCP tasks and
+// cancellation).
 // A task is the host's run: taskId is the runId in its projected wire form
-// (R129), status comes from the interop map (R130), and every tasks/*
+// (OpenWOP interop.md §MCP tasks and cancellation), status comes from the OpenWOP interop map (mcp.tasks.status), and every tasks/*
 // method reads and writes the run through the RunStore with the caller's
 // Subject, so a foreign or purged task answers exactly like one that never
-// existed (R135).
+// existed (OpenWOP RFC 0198 §C.6).
 
 import (
 	"context"
@@ -70,8 +71,8 @@ func (s *Server) task(run *interop.Run, status mapping.TaskStatus) taskJSON {
 	return t
 }
 
-// createTaskResult answers a tools/call whose run is not terminal (RULES
-// R127). The run already exists, so tasks/get resolves it at once (R128).
+// createTaskResult answers a tools/call whose run is not terminal
+// (OpenWOP RFC 0198 §B). The run already exists, so tasks/get resolves it at once (MCP 2026-07-28 Tasks extension §Task Creation).
 func (s *Server) createTaskResult(run *interop.Run) ([]byte, error) {
 	status, err := s.taskStatus(run)
 	if err != nil {
@@ -82,7 +83,7 @@ func (s *Server) createTaskResult(run *interop.Run) ([]byte, error) {
 	return marshal(t)
 }
 
-// detailedTask projects run as tasks/get would (RULES R130): inputRequests
+// detailedTask projects run as tasks/get would (OpenWOP interop map, mcp.tasks.status): inputRequests
 // while input is required (no requestState), the CallToolResult once
 // completed (a failed run is completed with isError true), and an error
 // object only for the host-fault status failed.
@@ -118,7 +119,7 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 	return t, nil
 }
 
-// taskStatus is run's task status (RULES R130): the interop map's
+// taskStatus is run's task status (OpenWOP interop map, mcp.tasks.status): the interop map's
 // projection, except for the two protocol-level failures that are status
 // failed with an error object rather than a task the client could read a
 // result from (SEP-2663 error semantics): a run that failed in the host
@@ -205,11 +206,11 @@ func (s *Server) stopUnanswerable(ctx context.Context, sub interop.Subject, run 
 }
 
 // errUnknownTask answers every taskId the caller cannot read: unknown,
-// purged, malformed or another tenant's, byte for byte alike (RULES R135).
+// purged, malformed or another tenant's, byte for byte alike (OpenWOP RFC 0198 §C.6).
 var errUnknownTask = errInvalidParams("Invalid params: unknown task")
 
 // taskRun reads the run a tasks/* request names. It first checks that the
-// request declared the extension (-32021, R113).
+// request declared the extension (-32021; OpenWOP interop map, mcp.meta).
 func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
 	if !c.caps.Tasks {
 		return interop.Run{}, missingCapability(requiredTasks)
@@ -232,7 +233,7 @@ func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
 	return run, nil
 }
 
-// tasksGet answers tasks/get: a read that appends nothing (RULES R131).
+// tasksGet answers tasks/get: a read that appends nothing (OpenWOP interop.md §MCP tasks and cancellation).
 func (s *Server) tasksGet(w http.ResponseWriter, r *http.Request, c *call) {
 	run, err := s.taskRun(r.Context(), c)
 	if err != nil {
@@ -251,7 +252,7 @@ func (s *Server) tasksGet(w http.ResponseWriter, r *http.Request, c *call) {
 // ack is the empty acknowledgement of tasks/update and tasks/cancel.
 var ack = []byte(`{"resultType":"complete"}`)
 
-// tasksUpdate answers tasks/update (RULES R132): each inputResponses entry
+// tasksUpdate answers tasks/update (OpenWOP RFC 0198 §E): each inputResponses entry
 // keyed by an open interrupt resolves it as an MRTR retry would, with the
 // caller as resolver; keys that are not open (never issued, already
 // answered, withdrawn) resolve nothing. A refusal the store gives the
@@ -299,7 +300,7 @@ func (s *Server) tasksUpdate(w http.ResponseWriter, r *http.Request, c *call) {
 	s.writeResult(w, r, c.msg.id, ack)
 }
 
-// tasksCancel answers tasks/cancel (RULES R133): an acknowledgement that
+// tasksCancel answers tasks/cancel (OpenWOP interop map, mcp.tasks): an acknowledgement that
 // cancels the run as cancelRun would; a finished run is acknowledged and
 // nothing is appended.
 func (s *Server) tasksCancel(w http.ResponseWriter, r *http.Request, c *call) {

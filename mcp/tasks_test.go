@@ -49,7 +49,7 @@ func (e *env) startTask(name string) (string, interop.Run) {
 }
 
 // TestTaskLifecycle: create → input_required → update → completed, with
-// every read appending nothing (RULES R127–R132).
+// every read appending nothing (OpenWOP RFC 0198 §B, §E; interop.md §MCP tasks and cancellation).
 func TestTaskLifecycle(t *testing.T) {
 	e := newEnv(t, withTasks)
 	taskID, run := e.startTask("conformance-approval")
@@ -59,7 +59,7 @@ func TestTaskLifecycle(t *testing.T) {
 	if _, opaque, _ := isolation.Split(run.ID); len(opaque) < 22 {
 		t.Fatalf("opaque segment %q is shorter than 128 bits", opaque)
 	}
-	// Durable at once (R128).
+	// Durable at once (MCP 2026-07-28 Tasks extension §Task Creation).
 	first := result(t, e.do(taskReq("tasks/get", taskID, nil)))
 	if first["resultType"] != "complete" || first["taskId"] != taskID {
 		t.Fatalf("tasks/get = %v", first)
@@ -100,7 +100,7 @@ func TestTaskLifecycle(t *testing.T) {
 }
 
 // TestTaskFailedRunIsCompletedWithError: a failed run is a completed task
-// whose result has isError true (RULES R130).
+// whose result has isError true (OpenWOP interop map, mcp.tasks.status).
 func TestTaskFailedRun(t *testing.T) {
 	e := newEnv(t, withTasks)
 	// With TaskWait 0 the call is answered as a task from the run the
@@ -134,7 +134,7 @@ func TestTaskHostFault(t *testing.T) {
 }
 
 // TestTaskCancel: tasks/cancel acknowledges and cancels; on a finished
-// task it acknowledges and appends nothing (RULES R133).
+// task it acknowledges and appends nothing (OpenWOP interop map, mcp.tasks).
 func TestTaskCancel(t *testing.T) {
 	e := newEnv(t, withTasks)
 	taskID, run := e.startTask("waits")
@@ -156,7 +156,7 @@ func TestTaskCancel(t *testing.T) {
 
 // TestTaskIsolation: another tenant's taskId, an unknown one and a
 // malformed one get byte-identical -32602 answers on every tasks/*
-// method, and nothing changes (RULES R74, R135).
+// method, and nothing changes (OpenWOP interop.md §Isolation; RFC 0198 §C.6).
 func TestTaskIsolation(t *testing.T) {
 	e := newEnv(t, withTasks)
 	taskID, run := e.startTask("conformance-approval")
@@ -250,7 +250,7 @@ func (e *env) openListen(t testing.TB, ts string, q rpc) (*sse, *http.Response) 
 // TestListenTasks: the acknowledgement comes first and omits unreadable
 // and unknown tasks; notifications/tasks carry what tasks/get would; the
 // stream ends with notifications/cancelled naming the listen request once
-// every task finished (RULES R136, R139).
+// every task finished (OpenWOP interop map, mcp.tasks.methods; interop.md §MCP tasks and cancellation).
 func TestListenTasks(t *testing.T) {
 	e := newEnv(t, withTasks)
 	ts := e.serve()

@@ -20,7 +20,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 )
 
-// discover answers server/discover (RULES R105): supportedVersions are the
+// discover answers server/discover (OpenWOP interop map, mcp.methods): supportedVersions are the
 // policy's offered revisions in the policy's order, capabilities.extensions
 // exactly the extensions served, and the result is the same for every
 // caller (cacheScope public).
@@ -63,7 +63,7 @@ func (s *Server) discover(w http.ResponseWriter, r *http.Request, c *call) {
 // gets an opaque cursor.
 const toolsPageSize = 100
 
-// toolsList answers tools/list (RULES R106): the workflows the caller may
+// toolsList answers tools/list (OpenWOP interop map, mcp.methods): the workflows the caller may
 // start, sorted by name, identical for every connection of the caller and
 // cached per authorization context.
 func (s *Server) toolsList(w http.ResponseWriter, r *http.Request, c *call) {
@@ -118,8 +118,8 @@ type toolSet struct {
 
 // toolCache keeps each authorization context's tool list for ListTTL. The
 // key is tenant, workspace, principal, authentication, the sorted scopes
-// and the forwarding actor: whatever the host could authorize on (RULES
-// R106, R117).
+// and the forwarding actor: whatever the host could authorize on
+// (OpenWOP interop map, mcp.methods and mcp.cache).
 type toolCache struct {
 	s       *Server
 	mu      sync.Mutex
@@ -365,7 +365,7 @@ type schemaCache = schemacheck.Cache
 func newSchemaCache() *schemaCache { return schemacheck.NewCache() }
 
 // validateArguments checks arguments against a tool's schema before any
-// run exists (RULES R107). The refusal names the first failing location
+// run exists (OpenWOP interop map, mcp.methods). The refusal names the first failing location
 // and keyword, never a schema URL.
 func validateArguments(sch *jsonschema.Schema, args json.RawMessage) *rpcError {
 	f := schemacheck.Check(sch, args)

@@ -10,7 +10,7 @@ import (
 
 // traceFrom reads the W3C trace context of a request: params._meta
 // traceparent/tracestate when _meta carries a well-formed traceparent,
-// otherwise the traceparent/tracestate headers (RULES R140, R142).
+// otherwise the traceparent/tracestate headers (OpenWOP interop.md §Trace context).
 func traceFrom(r *http.Request, meta map[string]json.RawMessage) interop.TraceContext {
 	var parent, state string
 	if raw, ok := meta[metaTraceParent]; ok && json.Unmarshal(raw, &parent) == nil {

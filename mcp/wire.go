@@ -266,7 +266,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) error {
 // writeResult writes one result response and flushes it to the
 // connection. It reports whether the whole response was handed to the
 // connection: the point after which a request no longer owns its run
-// (RULES R137, R138).
+// (OpenWOP interop.md §MCP tasks and cancellation).
 func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, id json.RawMessage, result []byte) bool {
 	body := s.appendResponse(make([]byte, 0, len(result)+160), id, result)
 	if err := writeJSON(w, http.StatusOK, body); err != nil {

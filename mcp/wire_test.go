@@ -53,7 +53,7 @@ func TestGoldens(t *testing.T) {
 }
 
 // TestSchemaRefusalCreatesNoRun: arguments are checked before any run
-// exists (RULES R107).
+// exists (OpenWOP interop map, mcp.methods).
 func TestSchemaRefusalCreatesNoRun(t *testing.T) {
 	e := newEnv(t)
 	for _, args := range []any{

@@ -10,7 +10,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 )
 
-// Scope says where a decision's record belongs (RULES R22).
+// Scope says where a decision's record belongs (OpenWOP interop.md §The audit event; RFC 0242 §B).
 type Scope struct {
 	// RunID, when set, puts the record on that run's event log: the exchange
 	// belongs to the run. The caller must have checked that the run is
@@ -18,7 +18,7 @@ type Scope struct {
 	RunID string
 	// Tenant and Workspace own the record when it belongs to no run; it is
 	// then a durable host event. An empty Tenant is an unauthenticated
-	// exchange: still recorded, delivered to no subscriber (RULES R26).
+	// exchange: still recorded, delivered to no subscriber (OpenWOP RFC 0242 §B.4).
 	Tenant    string
 	Workspace string
 }

@@ -1,7 +1,7 @@
 // Package negotiate is the one version policy both protocols use in both
 // directions, and the content-free negotiation.decided audit record every
-// decision produces (OpenWOP v2 interop §Negotiation, §The floor, §The audit
-// event; RULES R17–R26).
+// decision produces (OpenWOP v2 interop.md §Negotiation is a protocol, §The
+// floor, §The audit event; RFC 0242).
 //
 // A [Policy] is built from a facet's offered versions, preferred version and
 // floor. [Policy.Inbound] decides the version of a request the host
@@ -14,13 +14,15 @@
 // The rules the policy enforces:
 //
 //   - A version below the floor is refused (reason below-floor), whatever
-//     the downgrade policy says (R18, R19).
-//   - No version named: A2A is served at the preferred version (R21 and this
-//     library's decision recorded there); MCP is treated as at most
-//     2025-03-26 and refused unless such a revision is offered (R112).
+//     the downgrade policy says (OpenWOP interop.md §The floor; conformance scenario v2-minimum-version-refused).
+//   - No version named: A2A is served at the preferred version (OpenWOP
+//     interop.md §The facets, where preferredVersion is served when the peer
+//     names none; this library follows it over A2A 1.0.1 §3.6.2, which reads
+//     an absent version as 0.3); MCP is treated as at most
+//     2025-03-26 and refused unless such a revision is offered (OpenWOP interop map, mcp.headers).
 //   - A downgrade between floor and preferred is granted only to an
 //     authenticated peer under a policy that allows it; an unauthenticated
-//     exchange never lowers the version below preferred (R17, R20).
+//     exchange never lowers the version below preferred (OpenWOP interop.md §Negotiation is a protocol, §Downgrade above the floor).
 //   - Patch numbers are never negotiated: "1.0.1" is read as "1.0".
 //   - A malformed value is refused as unsupported and never copied into the
 //     record, which therefore cannot carry what a peer wrote there.
@@ -28,8 +30,8 @@
 // Every decision, refusals included, yields exactly one record
 // ([Decision.Record]): protocol, outcome, at, and when known version, floor,
 // requested, reason and peerDigest — the lowercase hex SHA-256 of the peer's
-// origin, never the origin itself (R23, R24). An [Auditor] hands records to
+// origin, never the origin itself (OpenWOP RFC 0242 §A; interop.md §The audit event). An [Auditor] hands records to
 // the host's interop.EventSink off the request path: onto the run's log when
 // the exchange belongs to a run, otherwise as a durable host event of the
-// caller's tenant (R22, R26, R143).
+// caller's tenant (OpenWOP interop.md §The audit event; RFC 0242 §B; host-event.schema.json).
 package negotiate

@@ -21,7 +21,7 @@ const (
 type Reason string
 
 // Reasons. BelowFloor is the one the conformance suite pins; the others are
-// our reading of the enum (RULES R25).
+// our reading of the enum (OpenWOP conformance scenarios v2-minimum-version-refused and v2-negotiation-authenticated).
 const (
 	ReasonOK              Reason = "ok"
 	ReasonBelowFloor      Reason = "below-floor"
@@ -30,7 +30,7 @@ const (
 )
 
 // legacyHeaderlessRevision is the newest MCP revision a request without an
-// MCP-Protocol-Version header can be (RULES R112).
+// MCP-Protocol-Version header can be (OpenWOP interop map, mcp.headers).
 const legacyHeaderlessRevision = "2025-03-26"
 
 // Policy is the one version policy of a protocol, used for every decision in
@@ -57,8 +57,8 @@ type Config struct {
 	// above Preferred.
 	Floor string
 	// AllowDowngrade lets an authenticated peer use an offered version
-	// between Floor and Preferred (RULES R20). An unauthenticated peer never
-	// gets one (RULES R17).
+	// between Floor and Preferred (OpenWOP interop.md §Downgrade above the floor). An unauthenticated peer never
+	// gets one (OpenWOP interop.md §Negotiation is a protocol).
 	AllowDowngrade bool
 	// Now stamps decisions; nil means time.Now.
 	Now func() time.Time
@@ -199,7 +199,7 @@ func (d Decision) refuse(r Reason) Decision {
 // cannot answer in another one: an unauthenticated request for a revision
 // below preferred is refused (unauthenticated), and one that named none is
 // treated as at most 2025-03-26 and served only if such a revision is
-// offered (RULES R112).
+// offered (OpenWOP interop map, mcp.headers).
 func (p *Policy) Inbound(requested string, peer Peer) Decision {
 	d := p.decision(peer)
 	d.RequestedRaw = requested
@@ -243,7 +243,8 @@ func (p *Policy) Inbound(requested string, peer Peer) Decision {
 // Unauthenticated is the decision for an inbound request refused because
 // it carries no valid credential: refused, reason unauthenticated, with the
 // version the peer named (when well formed) as Requested. The exchange is
-// still recorded before the 401 (RULES R17, R25, R26), so a peer that
+// still recorded before the 401 (OpenWOP interop.md §Negotiation is a
+// protocol; RFC 0242 §B.4), so a peer that
 // never authenticates leaves an audit trail of what it asked for.
 func (p *Policy) Unauthenticated(requested string, peer Peer) Decision {
 	d := p.decision(peer)
@@ -271,7 +272,8 @@ func (p *Policy) headerlessMCP(d Decision) Decision {
 // versions the peer advertises. The host asks for its preferred version when
 // the peer offers it, otherwise for the newest version both sides offer; it
 // never goes below its floor, and an unauthenticated exchange never goes
-// below preferred (RULES R17–R19). Requested is what the host asks for.
+// below preferred (OpenWOP interop.md §Negotiation is a protocol, §The floor).
+// Requested is what the host asks for.
 func (p *Policy) Outbound(peerOffers []string, peer Peer) Decision {
 	d := p.decision(peer)
 	peerHasBelowFloor := false

@@ -194,7 +194,8 @@ func TestOutbound(t *testing.T) {
 }
 
 // TestNeverBelowFloorOrPreferredWhenUnauthenticated sweeps every requested
-// version against the two invariants of RULES R17–R19.
+// version against the two invariants of OpenWOP interop.md §Negotiation is a
+// protocol (Authentication, The floor).
 func TestNeverBelowFloorOrPreferredWhenUnauthenticated(t *testing.T) {
 	p := mustPolicy(t, Config{Protocol: A2A, Offered: []string{"1.2", "1.1", "1.0"}, Preferred: "1.2", Floor: "1.0", AllowDowngrade: true})
 	for maj := 0; maj <= 2; maj++ {

@@ -15,7 +15,7 @@ const EventType = "negotiation.decided"
 // PeerDigest returns the lowercase hex SHA-256 of the serialized origin of
 // peer ("scheme://host[:port]", default port omitted, no path), or "" when
 // peer has no usable origin. Only the digest ever enters a record, so a
-// record never names its peer in clear (RULES R24).
+// record never names its peer in clear (OpenWOP interop.md §The audit event).
 func PeerDigest(peer string) string {
 	if peer == "" {
 		return ""

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 )
 
-// The address arm of the egress guard (RULES R100–R102). A destination
+// The address arm of the egress guard (OpenWOP webhooks.md §Egress). A destination
 // address must be public unicast: every IANA special-purpose block that is
 // not globally reachable is refused, and so is everything IANA has not
 // allocated as global unicast. IPv6 forms that embed an IPv4 address are
@@ -89,7 +89,7 @@ func (p *addrPolicy) publicUnicast(a netip.Addr) bool {
 		return p.publicV4(a)
 	}
 	if a.Is4In6() {
-		// ::ffff:0:0/96, however it was spelled (RULES R102 MUST).
+		// ::ffff:0:0/96, however it was spelled (a MUST of OpenWOP webhooks.md §Egress).
 		return p.publicV4(a.Unmap())
 	}
 	for _, x := range p.extra6 {

@@ -13,14 +13,14 @@ import (
 
 // ErrConfigNotFound reports a config id that is not registered on the
 // task. It wraps interop.ErrNotFound: a config of another task answers
-// exactly like one that never existed (RULES R98).
+// exactly like one that never existed (OpenWOP RFC 0214 §E).
 var ErrConfigNotFound = fmt.Errorf("push: config %w", interop.ErrNotFound)
 
 // ErrTooManyConfigs reports a registration beyond the per-task limit.
 var ErrTooManyConfigs = errors.New("push: too many configs on the task")
 
 // Record is a push config as the library keeps it. It never holds a
-// secret, only the vault reference to one (RULES R92).
+// secret, only the vault reference to one (OpenWOP RFC 0214 §A).
 type Record struct {
 	// TaskID is the task's bound run id; ID the config id, unique per task.
 	TaskID string

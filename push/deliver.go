@@ -18,13 +18,13 @@ import (
 // pushes in run order; lanes run concurrently up to Options.Concurrency
 // attempts in flight. A lane's goroutine exists while it has work.
 
-// ContentType is the media type of every push body (RULES R96).
+// ContentType is the media type of every push body (OpenWOP RFC 0214 §C).
 const ContentType = "application/a2a+json"
 
 // Status classes of a failed attempt, as the dead letter reports the
 // last one.
 const (
-	class3xx     = "3xx"     // a redirect, never followed (RULES R94)
+	class3xx     = "3xx"     // a redirect, never followed (OpenWOP RFC 0214 §B)
 	class4xx     = "4xx"     //
 	class5xx     = "5xx"     //
 	classOther   = "other"   // 1xx or a status outside 100–599
@@ -207,7 +207,7 @@ func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body 
 	actx, cancel := context.WithTimeout(ctx, s.retry.AttemptTimeout)
 	defer cancel()
 	// The guard judges the URL exactly as registered, re-resolving it now
-	// (RULES R94); the request then carries the checked destination, so the
+	// (OpenWOP RFC 0214 §B); the request then carries the checked destination, so the
 	// client dials those addresses without another lookup.
 	dest, err := s.guard.Check(actx, rec.URL)
 	if err != nil {
@@ -251,7 +251,7 @@ func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body 
 	return classOther, false
 }
 
-// authorization is the Authorization header of a push (RULES R96):
+// authorization is the Authorization header of a push (OpenWOP RFC 0214 §C):
 // "{scheme} {credentials}" from the registered authentication, else
 // "Bearer {token}" when only a token was given, else nothing.
 func authorization(scheme string, secret Secret) string {
@@ -275,7 +275,7 @@ type deadLetterPayload struct {
 }
 
 // deadLetter records an exhausted push as a durable host event of the
-// task's tenant (RULES R95, R103). It is never sent to A2A clients. The
+// task's tenant (OpenWOP RFC 0214 §C; webhooks.md §Durability). It is never sent to A2A clients. The
 // sink is retried a few times; a dead letter the sink keeps refusing is
 // logged, content-free.
 func (s *Service) deadLetter(ctx context.Context, rec *Record, attempts int, class string) {

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Dialling only what the guard validated (RULES R94, R101). A request
+// Dialling only what the guard validated (OpenWOP RFC 0214 §B; webhooks.md §Egress). A request
 // sent through [Guard.Client] is checked by the client's round tripper,
 // which resolves the name once and stores the validated destination in
 // the request's context; the transport's dial function reads it back and
@@ -42,7 +42,7 @@ func destinationFrom(ctx context.Context) *Destination {
 // Client returns an HTTP client every request of which passes the guard:
 // the URL is checked (and its name resolved) when the request is sent,
 // the connection goes to a validated address, redirects are never
-// followed (the 3xx response is returned as it is, RULES R94), the
+// followed (the 3xx response is returned as it is; OpenWOP RFC 0214 §B), the
 // environment's proxy settings are ignored, and header values with CR, LF
 // or NUL are refused. TLS verifies the certificate against the URL's host
 // name, never the dialled address. tlsConfig may be nil (system roots).

@@ -1,4 +1,4 @@
-// Package push is A2A push delivery (RULES §10–§11): the egress guard,
+// Package push is A2A push delivery (OpenWOP RFC 0214; webhooks.md §Egress): the egress guard,
 // push-config storage and the at-least-once delivery worker. The A2A
 // server (package a2a) serves the four push-config operations over a
 // [Service] and supplies the [Projector] that renders run events as A2A
@@ -6,8 +6,8 @@
 //
 // # The egress guard
 //
-// A [Guard] is one predicate applied when a config is registered (R91)
-// and again at every delivery attempt (R94, R101):
+// A [Guard] is one predicate applied when a config is registered (OpenWOP RFC 0214 §B)
+// and again at every delivery attempt (OpenWOP RFC 0214 §B; webhooks.md §Egress):
 //
 //   - https only; an exact-origin allowlist ([GuardOptions.AllowOrigins])
 //     admits local receivers in tests and private deployments;
@@ -17,7 +17,7 @@
 //     localhost and names reserved for local use are refused before any
 //     lookup;
 //   - the name is resolved (as an absolute name: no search domains) and
-//     every address must be public unicast (R100, R102): loopback,
+//     every address must be public unicast (OpenWOP webhooks.md §Egress): loopback,
 //     unspecified, RFC 1918, link-local (169.254.169.254 included),
 //     CGNAT, 0/8, 192.0.0/24, 198.18/15, documentation, multicast,
 //     reserved and broadcast, ULA, and everything outside 2000::/3 are
@@ -36,14 +36,14 @@
 // # Configs and secrets
 //
 // [Service.Register], [Service.Get], [Service.List] and [Service.Delete]
-// are the push-config operations (R90, R92, R98). A task may hold several
+// are the push-config operations (OpenWOP interop map, a2a.operations; RFC 0214 §A, §E). A task may hold several
 // configs; a config id is the client's or a random one ([MintConfigID]),
 // never encoding tenant, workspace or principal. The token and the
 // authentication credentials are sealed in a [Vault] and the config
 // record ([Record], kept by a [ConfigStore]) holds only the reference, so
 // they never reach a response, a log line, an event or persisted task
 // state; they are discarded when the config is deleted or once the
-// task's final push was attempted (R93). Get and List return a [Config],
+// task's final push was attempted (OpenWOP RFC 0214 §A). Get and List return a [Config],
 // which has no field for them.
 //
 // # Delivery
@@ -55,9 +55,9 @@
 // for every config registered before it: a push is POSTed as
 // application/a2a+json with "Authorization: {scheme} {credentials}", or
 // "Bearer {token}" when only a token was given, and no OpenWOP signature
-// (R96). Each config's deliveries are attempted in run order; each push
-// gets at least one attempt and retries follow the [RetryPolicy] (R95,
-// R103); an exhausted push becomes a durable host event of the task's
+// (OpenWOP RFC 0214 §C). Each config's deliveries are attempted in run order; each push
+// gets at least one attempt and retries follow the [RetryPolicy]
+// (OpenWOP RFC 0214 §C; webhooks.md §Durability); an exhausted push becomes a durable host event of the task's
 // tenant, [DeadLetterEventType], carrying only the task id, config id,
 // attempt count and last status class — A2A clients never see it and
 // recover state with GetTask. A delete stops a config's queued
@@ -66,7 +66,7 @@
 // the outbox for the next Start, so a durable Outbox and ConfigStore make
 // delivery survive a restart.
 //
-// A replay fork never pushes and inherits nothing (R97): configs belong to
+// A replay fork never pushes and inherits nothing (OpenWOP RFC 0214 §D): configs belong to
 // one task id and are never copied, and a config receives only events
 // appended after it was registered, so history already in a log is never
 // pushed.

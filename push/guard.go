@@ -74,8 +74,8 @@ type GuardOptions struct {
 	// port explicit); it never widens to other ports, schemes or
 	// subdomains. Userinfo, fragments and malformed hosts stay refused.
 	AllowOrigins []string
-	// Deny adds the host's own blocks to the built-in denylist (RULES
-	// R101). An IPv4 block also applies to IPv6 forms embedding it.
+	// Deny adds the host's own blocks to the built-in denylist
+	// (OpenWOP webhooks.md §Egress). An IPv4 block also applies to IPv6 forms embedding it.
 	Deny []netip.Prefix
 	// Proxy, when set, is an HTTP proxy every delivery tunnels through
 	// with CONNECT. The tunnel is opened to the validated address of the
@@ -90,7 +90,7 @@ type GuardOptions struct {
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// Guard is the egress guard of push delivery (RULES R91, R94, R100–R102):
+// Guard is the egress guard of push delivery (OpenWOP RFC 0214 §B; webhooks.md §Egress):
 // one predicate applied when a config is registered and again at every
 // delivery attempt, where it re-resolves the name and the connection is
 // made to the addresses it just validated, never to the name.
@@ -158,7 +158,7 @@ type Destination struct {
 // Check applies the guard to rawURL: the URL's form, the scheme, the host,
 // and every address the host is or resolves to. It returns the
 // destination a request may be sent to, or a [*RefusedError]. Check
-// resolves on every call, so the answer reflects DNS now (RULES R94).
+// resolves on every call, so the answer reflects DNS now (OpenWOP RFC 0214 §B).
 func (g *Guard) Check(ctx context.Context, rawURL string) (*Destination, error) {
 	u, host, port, err := parseDestination(rawURL)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 // Delivery is one push on its way to one config: the body is encoded
 // when the run event is queued, so a delivery holds everything but the
 // destination and the secret, which are read from the config at each
-// attempt (a deleted config stops its deliveries; RULES R93).
+// attempt (a deleted config stops its deliveries; OpenWOP RFC 0214 §A).
 type Delivery struct {
 	// ID is unique among deliveries.
 	ID string
@@ -23,7 +23,7 @@ type Delivery struct {
 	// closes the config after its run ended without a last body.
 	Body []byte
 	// Final marks the config's last delivery: once it is attempted the
-	// config's secret is discarded (RULES R93).
+	// config's secret is discarded (OpenWOP RFC 0214 §A).
 	Final bool
 }
 

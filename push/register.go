@@ -25,7 +25,7 @@ type Spec struct {
 }
 
 // Config is a registered push config as it may be shown to a client:
-// never the token or the credentials (RULES R92).
+// never the token or the credentials (OpenWOP RFC 0214 §A).
 type Config struct {
 	TaskID string
 	ID     string
@@ -62,7 +62,7 @@ const (
 )
 
 // MintConfigID returns a fresh config id: random, so it never encodes the
-// tenant, workspace or principal (RULES R98).
+// tenant, workspace or principal (OpenWOP RFC 0214 §E).
 func MintConfigID() string { return "pc-" + isolation.NewOpaque() }
 
 // validate checks everything of spec but the URL, which the guard judges.
@@ -148,12 +148,12 @@ func (s *Service) Precheck(ctx context.Context, spec Spec) error {
 }
 
 // Register adds spec to run's task for sub, who has read the run, and
-// returns the config as it may be shown (RULES R90–R92). The URL passes
+// returns the config as it may be shown (OpenWOP interop map, a2a.operations; RFC 0214 §A, §B). The URL passes
 // the guard now and again at every delivery. A spec with the id of an
 // existing config of the task replaces it, and the replaced config's
 // secret is discarded. Deliveries start with the first run event after
 // run.LastSequence, so nothing already in the log — a replay fork's
-// re-emitted history included — is ever pushed (RULES R97). A run that is
+// re-emitted history included — is ever pushed (OpenWOP RFC 0214 §D). A run that is
 // already terminal gets a config that never delivers and whose secret is
 // never kept.
 func (s *Service) Register(ctx context.Context, sub interop.Subject, run *interop.Run, spec Spec) (Config, error) {
@@ -229,8 +229,8 @@ func (s *Service) List(ctx context.Context, taskID string) ([]Config, error) {
 }
 
 // Delete removes a config and discards its secret; its queued deliveries
-// are dropped before their next attempt (RULES R93). Deleting an absent
-// config succeeds (idempotent, RULES R98). When the task holds no config
+// are dropped before their next attempt (OpenWOP RFC 0214 §A). Deleting an absent
+// config succeeds (idempotent; OpenWOP RFC 0214 §E). When the task holds no config
 // any more, its run is no longer followed.
 func (s *Service) Delete(ctx context.Context, taskID, configID string) error {
 	old, deleted, err := s.configs.Delete(ctx, taskID, configID)

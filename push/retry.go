@@ -8,7 +8,7 @@ import (
 )
 
 // Backoff is how the wait between attempts grows (the retryPolicy
-// backoff of RULES R95, R103).
+// backoff of OpenWOP webhooks.md §Durability; RFC 0214 §C).
 type Backoff string
 
 // Backoff kinds.

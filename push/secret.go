@@ -12,7 +12,7 @@ import (
 )
 
 // Secret is what a push config's authorization is made of: the
-// authentication credentials and the token (RULES R92). Its String,
+// authentication credentials and the token (OpenWOP RFC 0214 §A). Its String,
 // GoString, Format, LogValue and MarshalJSON all print "[redacted]", so a Secret
 // that reaches a log line, an error or a JSON document by mistake still
 // discloses nothing.
@@ -21,7 +21,7 @@ type Secret struct {
 	// "Authorization: {scheme} {credentials}".
 	Credentials string
 	// Token is the config's token, sent as "Authorization: Bearer {token}"
-	// when no credentials are given (RULES R96).
+	// when no credentials are given (OpenWOP RFC 0214 §C).
 	Token string
 }
 
@@ -48,7 +48,7 @@ func (s Secret) empty() bool { return s.Credentials == "" && s.Token == "" }
 var ErrSecretNotFound = errors.New("push: secret not found")
 
 // Vault holds push secrets so that config records carry only a reference
-// (RULES R92): a durable config store then never persists a credential,
+// (OpenWOP RFC 0214 §A): a durable config store then never persists a credential,
 // and discarding a secret is one call. A host with a secret manager
 // implements it over that manager. Implementations must be safe for
 // concurrent use.

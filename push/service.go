@@ -22,7 +22,7 @@ import (
 var ErrClosed = errors.New("push: service is closed")
 
 // DeadLetterEventType is the host-event type of a push that exhausted its
-// attempts (RULES R95, R103). It matches the host-event type grammar; a
+// attempts (OpenWOP RFC 0214 §C; webhooks.md §Durability). It matches the host-event type grammar; a
 // host that enables push advertises it as durable.
 const DeadLetterEventType = "a2a.push-dead-lettered"
 
@@ -37,7 +37,7 @@ type TaskRef struct {
 // Projector turns one event of a task's run into the push bodies it
 // produces, in order: a statusUpdate when ev changes the status from
 // prev, an artifactUpdate per artifact chunk, nothing for other entries
-// (RULES R96, R54). It reads under sub, the Subject that registered the
+// (OpenWOP RFC 0214 §C; interop map, a2a.fields). It reads under sub, the Subject that registered the
 // config. The A2A server supplies it, so a push body is exactly what its
 // stream would show.
 type Projector interface {

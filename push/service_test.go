@@ -506,7 +506,7 @@ func TestStoredBadURLsRefusedAtDelivery(t *testing.T) {
 
 // TestOnlyEventsAfterRegistrationArePushed: history already in the log
 // (a replay fork's re-emitted history included) is never pushed, and a
-// config belongs to its task alone (RULES R97).
+// config belongs to its task alone (OpenWOP RFC 0214 §D).
 func TestOnlyEventsAfterRegistrationArePushed(t *testing.T) {
 	rc := newReceiver(t, nil)
 	e := newPushEnv(t, withAllow(rc.origin()))

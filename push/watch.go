@@ -78,7 +78,7 @@ func (s *Service) watch(ctx context.Context, w *watcher, sub interop.Subject, ta
 			leave()
 			return
 		case followUnreadable:
-			// Nothing more can be delivered: the secrets go now (RULES R93).
+			// Nothing more can be delivered: the secrets go now (OpenWOP RFC 0214 §A).
 			s.finishTask(ctx, task.ID)
 			leave()
 			return
@@ -228,7 +228,7 @@ func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task Task
 }
 
 // EncodeBody encodes one push body: an A2A StreamResponse with exactly
-// one member (RULES R96), e.g. {"statusUpdate":{...}}, in the a2a-go wire
+// one member (OpenWOP RFC 0214 §C), e.g. {"statusUpdate":{...}}, in the a2a-go wire
 // types' own JSON, the same bytes a stream of the task carries.
 func EncodeBody(ev wire.Event) ([]byte, error) {
 	if ev == nil {
@@ -256,7 +256,7 @@ func (s *Service) finishTask(ctx context.Context, taskID string) {
 	}
 }
 
-// finish marks a config done and discards its secret (RULES R93).
+// finish marks a config done and discards its secret (OpenWOP RFC 0214 §A).
 func (s *Service) finish(ctx context.Context, r *Record) {
 	ctx = context.WithoutCancel(ctx)
 	if err := s.configs.Finish(ctx, r.TaskID, r.ID, r.SecretRef); err != nil {

@@ -20,7 +20,7 @@ const (
 )
 
 // bearerScheme names the card's one security scheme: the bearer keys the
-// SubjectResolver checks, and nothing else (RULES R30).
+// SubjectResolver checks, and nothing else (OpenWOP interop map, a2a.card).
 const bearerScheme = "bearer"
 
 // a2aConfig is the demo's A2A section: A2A 1.0 over the store, with

@@ -58,8 +58,8 @@ func sendMessage(id int, messageID, extra string) string {
 
 // The card is public, names exactly the conformance-approval skill and the
 // bearer scheme the host enforces, and its interfaces come from the base
-// URL (RULES R27–R30). The A2A routes answer in A2A shapes, outside the
-// OpenWOP-Version handling of the REST routes (RULES R66).
+// URL (OpenWOP interop map, a2a.card). The A2A routes answer in A2A shapes, outside the
+// OpenWOP-Version handling of the REST routes (OpenWOP RFC 0211 §C).
 func TestAgentCard(t *testing.T) {
 	h := newTestHost(t)
 	r := h.do(req{Method: "GET", Path: a2aCardPath, Headers: map[string]string{"A2A-Version": "1.0"}})
@@ -93,7 +93,7 @@ func TestAgentCard(t *testing.T) {
 	if card.Version != defaultVersion || card.Name != implementationName {
 		t.Errorf("card name/version %q %q", card.Name, card.Version)
 	}
-	// The public card names no routing value anywhere (RULES R39).
+	// The public card names no routing value anywhere (OpenWOP interop.md §Per-agent cards).
 	agents := h.get("/agents", acmeKey)
 	var inv struct {
 		Agents []struct {
@@ -132,7 +132,7 @@ func TestAgentCard(t *testing.T) {
 // The approval fixture through JSON-RPC as the suite drives it: INPUT_REQUIRED
 // with the bound id, the accept reply without contextId answering the same
 // contextId, and no event appended to the run's log by a refused message
-// (RULES R41, R43, R71, R72, R79).
+// (OpenWOP interop map, a2a.operations; interop.md §A2A multi-turn; RFC 0198 §C.5).
 func TestA2AApprovalAsTheSuiteDrivesIt(t *testing.T) {
 	h := newTestHost(t)
 	task := rpcTask(t, h.rpc(acmeKey, "1.0", sendMessage(1, "suite-1", "")))
@@ -181,7 +181,7 @@ func TestA2AApprovalAsTheSuiteDrivesIt(t *testing.T) {
 
 // Every inbound A2A request leaves one negotiation.decided record on
 // GET /host/events of the caller's tenant and of no other, refusals
-// included (RULES R22, R26, R144).
+// included (OpenWOP interop.md §The audit event; RFC 0242 §B; events.md §Host events).
 func TestNegotiationRecordsOnHostEvents(t *testing.T) {
 	h := newTestHost(t)
 	acme := h.openSSE(acmeKey, "")

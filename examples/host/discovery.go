@@ -9,7 +9,7 @@ import (
 	"github.com/wopinterop/wopinterop/facets"
 )
 
-// discoveryRoot is the closed v2 discovery root this host serves (RULES R4):
+// discoveryRoot is the closed v2 discovery root this host serves (OpenWOP interop.md §REST is the wire; capabilities.md §2–§4):
 // root metadata, the conformance fixtures every tenant has, and one record
 // per family it offers. Presence of a record is the claim, so nothing it
 // does not serve appears, and none of the keys v2 deleted
@@ -19,7 +19,7 @@ import (
 // features (with "extensions" for the Tasks extension) and mrtr.maxRounds;
 // agents carries manifestRuntime, which a2a.agentCards requires (OpenWOP
 // interop §Per-agent cards); hostEvents lists negotiation.decided as durable because A2A and
-// MCP are served inbound (RULES R16).
+// MCP are served inbound (OpenWOP RFC 0242 §B.3).
 type discoveryRoot struct {
 	ProtocolVersions []string           `json:"protocolVersions"`
 	PreferredVersion string             `json:"preferredVersion"`
@@ -111,7 +111,7 @@ func newDiscoveryDocument(version, base string, seams bool, records map[string]j
 }
 
 // getDiscovery serves GET /.well-known/openwop without a credential
-// (RULES R15). OpenWOP-Version was already checked by versioned.
+// (OpenWOP capabilities.md §1). OpenWOP-Version was already checked by versioned.
 func (s *server) getDiscovery(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("ETag", s.discovery.etag)

@@ -18,7 +18,7 @@ import (
 
 func TestDiscoveryDocument(t *testing.T) {
 	h := newTestHost(t)
-	r := h.get("/.well-known/openwop", "") // no credential (RULES R15)
+	r := h.get("/.well-known/openwop", "") // no credential (OpenWOP capabilities.md §1)
 	wantStatus(t, r, http.StatusOK)
 	// The card URL carries the listener's port; the golden names it HOST.
 	golden(t, "discovery.json", bytes.ReplaceAll(r.Body, []byte(h.url), []byte(goldenBase)))
@@ -31,7 +31,7 @@ func TestDiscoveryDocument(t *testing.T) {
 	}
 
 	// The closed root: only the keys this host claims, none of the keys v2
-	// deleted (RULES R4).
+	// deleted (OpenWOP interop.md §REST is the wire; capabilities.md §2–§4).
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(r.Body, &root); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestDiscoveryDocument(t *testing.T) {
 		t.Errorf("oauth record %s", root["oauth"])
 	}
 	// The a2a record claims a2a-1.0 with the card's URL from the base URL
-	// (RULES R7), and hostEvents lists negotiation.decided as durable (R16).
+	// (OpenWOP interop map, a2a.card), and hostEvents lists negotiation.decided as durable (OpenWOP RFC 0242 §B.3).
 	var a2aRecord struct {
 		Profiles     []string `json:"profiles"`
 		AgentCardURL string   `json:"agentCardUrl"`
@@ -83,7 +83,7 @@ func TestDiscoveryDocument(t *testing.T) {
 	}
 	// The mcp record names the mount on the base URL, its transport, the
 	// features the mount backs (extensions: the Tasks extension is on) and
-	// the MRTR ceiling (RULES R7–R10).
+	// the MRTR ceiling (OpenWOP interop map, a2a.card and mcp.features; interop.md §The facets, §The MCP round ceiling).
 	var mcpRecord struct {
 		Revisions   []string `json:"revisions"`
 		Profiles    []string `json:"profiles"`

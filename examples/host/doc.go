@@ -74,7 +74,7 @@
 // "Authorization: Bearer KEY". The default keys are demo-acme (tenant acme)
 // and demo-globex (tenant globex); -keys replaces them. A key maps to the Subject {Tenant: t, Principal:
 // "key:"+t, Authenticated: true}; the tenant comes from the credential only
-// (RULES R75). A minted key maps to a principal of its own
+// (OpenWOP interop.md §Isolation). A minted key maps to a principal of its own
 // ("key:"+t+":minted-"+random).
 //
 // # Fixtures and agents
@@ -100,7 +100,7 @@
 //
 // # Operations
 //
-//	GET  /.well-known/openwop                      discovery root (no credential; ETag, 304) — R4, R15
+//	GET  /.well-known/openwop                      discovery root (no credential; ETag, 304) — OpenWOP capabilities.md §1–§4
 //	POST /runs                                     createRun, honours Idempotency-Key
 //	GET  /runs                                     listRuns: limit, cursor, workflowId, status
 //	GET  /runs/{runId}                             getRun: RunSnapshot, ETag, 304
@@ -109,13 +109,13 @@
 //	GET  /runs/{runId}/interrupts/{interruptId}    the open interrupt: message, resumeSchema, credential
 //	                                               (the MCP URL-mode page for input no form may ask)
 //	GET  /runs/{runId}/events/poll                 pollRunEvents: afterSequence, timeout
-//	GET  /host/events                              host events over SSE — R143, R144
+//	GET  /host/events                              host events over SSE — OpenWOP events.md §Host events
 //	POST /runs/{runId}:cancel                      cancelRun, the colon form one suite leg uses
-//	GET  /agents                                   the caller's agent inventory, with a2aTenant — R34
+//	GET  /agents                                   the caller's agent inventory, with a2aTenant — OpenWOP RFC 0202 §B
 //
-// A2A 1.0 (answers in A2A shapes only, never the OpenWOP envelope — R66):
+// A2A 1.0 (answers in A2A shapes only, never the OpenWOP envelope — OpenWOP RFC 0211 §C):
 //
-//	GET  /.well-known/agent-card.json              the public agent card (no credential) — R27–R30, R39
+//	GET  /.well-known/agent-card.json              the public agent card (no credential) — OpenWOP interop map, a2a.card
 //	POST /a2a                                      JSON-RPC interface
 //	     /a2a/rest/…                               HTTP+JSON interface
 //
@@ -125,7 +125,7 @@
 // cards are reached with GetExtendedAgentCard and an a2aTenant value.
 //
 // MCP 2026-07-28 (JSON-RPC answers only, never the OpenWOP envelope —
-// R110–R113):
+// OpenWOP interop map, mcp.methods, mcp.headers and mcp.meta):
 //
 //	POST /mcp                                      the MCP server (stateless streamable HTTP)
 //	POST /mcp-conformance                          the official MCP conformance suite's fixtures
@@ -150,20 +150,20 @@
 // the loopback interface is 403 (DNS rebinding). Other verbs are 405.
 //
 // Path ids accept the projected form "acme~2F…" and the percent-encoded form
-// "acme%2F…" (R77); JSON bodies always carry the bound form "acme/…". An id
-// whose tenant segment is not the caller's is 403 id_tenant_mismatch (R78);
+// "acme%2F…" (OpenWOP identity.md §5); JSON bodies always carry the bound form "acme/…". An id
+// whose tenant segment is not the caller's is 403 id_tenant_mismatch (OpenWOP identity.md §5);
 // a bare opaque id is 400 validation_error, since no 1.x version is
-// advertised (R80).
+// advertised (OpenWOP identity.md §5).
 //
 // # Wire choices
 //
 // Every refusal is the closed envelope {"error","message","details"?} with
-// the status the OpenWOP error registry gives its code (R145, R147). Where
+// the status the OpenWOP error registry gives its code (OpenWOP errors.md §The envelope). Where
 // the registry has no fitting row the host picks the nearest one:
 //
 //   - A method a path does not serve is 404 not_found with an Allow header:
 //     the registry has no 405 code, and an operation the host does not serve
-//     is not_found (R146).
+//     is not_found (OpenWOP errors.md §Unadvertised operations).
 //   - OpenWOP-Version "2" or "2.0" (or none) selects this surface; a
 //     well-formed other major is 406 protocol_version_unsupported with
 //     details.protocolVersions, as versioning.md §1.3 requires; a value that
@@ -186,7 +186,7 @@
 //     are the constant upstreamRefreshedAt. hostEvents.types lists
 //     negotiation.decided as durable: every A2A request, and every MCP
 //     request that reaches version selection, records one for the caller's
-//     tenant, delivered on GET /host/events (R16, R22). The
+//     tenant, delivered on GET /host/events (OpenWOP RFC 0242 §B; interop.md §The audit event). The
 //     root fixtures[] lists the fixture ids every tenant has; oauth
 //     (credentialInterrupt) is advertised with conformance-credential, and
 //     conformance (seamsProfile) with -conformance-seams. The agents

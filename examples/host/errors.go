@@ -9,7 +9,7 @@ import (
 )
 
 // Error codes this host answers with, each with the status the OpenWOP
-// error registry gives it (RULES R145, R147).
+// error registry gives it (OpenWOP errors.md §The envelope).
 const (
 	codeValidation         = "validation_error"             // 400
 	codeIdempotencyKey     = "idempotency_key_invalid"      // 400
@@ -39,7 +39,7 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
-// errorEnvelope is the closed OpenWOP error body (RULES R145).
+// errorEnvelope is the closed OpenWOP error body (OpenWOP errors.md §The envelope).
 type errorEnvelope struct {
 	Error   string         `json:"error"`
 	Message string         `json:"message"`

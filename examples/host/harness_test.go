@@ -184,7 +184,7 @@ func wantStatus(t *testing.T, r response, status int) {
 	}
 }
 
-// wantError checks the exact envelope shape (RULES R145): status, code, a
+// wantError checks the exact envelope shape (OpenWOP errors.md §The envelope): status, code, a
 // non-empty message, no member but error/message/details, and the
 // OpenWOP-Version header every response carries. It returns the details.
 func wantError(t *testing.T, r response, status int, code string) map[string]any {

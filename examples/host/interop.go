@@ -17,7 +17,7 @@ import (
 
 // upstreamRefreshedAt is the day the advertised A2A versions and MCP
 // revisions were last re-checked against upstream (a2a.refreshedAt and
-// mcp.refreshedAt). Each advertisement goes stale 90 days later (RULES R6)
+// mcp.refreshedAt). Each advertisement goes stale 90 days later (OpenWOP interop.md §The refresh SLA)
 // and the host then refuses to start, on purpose: re-check the A2A release
 // and the MCP revision, then move this date. One constant, because the
 // demo re-checks both at once.
@@ -65,7 +65,7 @@ func withInterruptPages(c *wopinterop.MCPConfig, l links) *wopinterop.MCPConfig 
 
 // mountInterop registers the library's surfaces on mux: the agent card,
 // the A2A interfaces and the MCP server. Their handlers answer every
-// request on their URLs in the protocol's own shape (RULES R66, R110), so
+// request on their URLs in the protocol's own shape (OpenWOP RFC 0211 §C; interop map, mcp.methods), so
 // they bypass the OpenWOP-Version check and error envelope of the REST
 // routes. They are not cut off when the host drains: the library's own
 // Drain (newHandler calls it as the drain starts) answers what is still

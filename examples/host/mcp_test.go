@@ -155,8 +155,8 @@ func TestMCPMounted(t *testing.T) {
 
 // TestMCPNegotiationOnHostEvents: every MCP request that reaches version
 // selection leaves one negotiation.decided record, as a durable host event
-// of the caller's tenant on GET /host/events — refusals too (RULES R16,
-// R22) — and no other tenant sees it.
+// of the caller's tenant on GET /host/events — refusals too
+// (OpenWOP RFC 0242 §B; interop.md §The audit event) — and no other tenant sees it.
 func TestMCPNegotiationOnHostEvents(t *testing.T) {
 	h := newTestHost(t)
 	acme := h.openSSE(acmeKey, "")

@@ -45,9 +45,9 @@ func pathSegment(r *http.Request, i int) string {
 
 // parsePathID turns one raw path segment into a bound id in sub's tenant.
 // It accepts the projected ("acme~2F…") and percent-encoded ("acme%2F…")
-// forms (RULES R77). A malformed or bare id is 400 validation_error (R80:
-// no 1.x is advertised), a foreign tenant segment 403 id_tenant_mismatch
-// (R78).
+// forms (OpenWOP identity.md §5). A malformed or bare id is 400 validation_error (no
+// 1.x is advertised), a foreign tenant segment 403 id_tenant_mismatch
+// (OpenWOP identity.md §5).
 func parsePathID(sub interop.Subject, raw, field string) (string, error) {
 	id, err := isolation.ParseID(raw)
 	if err != nil {

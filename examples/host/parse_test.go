@@ -36,7 +36,7 @@ func TestParsePathID(t *testing.T) {
 		{"acme~2f" + opaque, "acme/" + opaque, 0},
 		{"globex~2F" + opaque, "", 403},
 		{"anon~3Aacme~2F" + opaque, "", 403},
-		{opaque, "", 400},               // bare (RULES R80)
+		{opaque, "", 400},               // bare (OpenWOP identity.md §5)
 		{"acme%252F" + opaque, "", 400}, // no double decoding
 		{"acme~2F" + opaque[:5], "", 400},
 		{"acme~2", "", 400},

@@ -20,8 +20,8 @@ import (
 // transport, bearer AuthInterceptor) drives the demo host over real HTTP,
 // once per binding, through the scenario a peer runs: card, send, the
 // multi-turn approval, get, list, cancel, stream and subscribe, with a
-// second tenant that must see nothing (RULES R27–R30, R41–R50, R64–R67,
-// R71–R74, R82).
+// second tenant that must see nothing (OpenWOP interop map, a2a.card and
+// a2a.operations; interop.md §A2A multi-turn, §Isolation; RFC 0211 §A–§D).
 func TestGoPeer(t *testing.T) {
 	for _, binding := range []wire.TransportProtocol{wire.TransportProtocolJSONRPC, wire.TransportProtocolHTTPJSON} {
 		t.Run(string(binding), func(t *testing.T) { goPeerScenario(t, binding) })
@@ -69,7 +69,7 @@ func goPeerScenario(t *testing.T, binding wire.TransportProtocol) {
 
 	// The bearer keys travel through a2a-go's AuthInterceptor, which reads
 	// the card's security scheme: the card describes the authentication
-	// the host enforces (RULES R30).
+	// the host enforces (OpenWOP interop map, a2a.card).
 	creds := a2aclient.NewInMemoryCredentialsStore()
 	creds.Set("acme", bearerScheme, acmeKey)
 	creds.Set("globex", bearerScheme, globexKey)
@@ -111,7 +111,7 @@ func goPeerScenario(t *testing.T, binding wire.TransportProtocol) {
 	approve := func() *wire.Message { return wire.NewMessage(wire.MessageRoleUser, wire.NewTextPart("please approve")) }
 	accept := func(task *wire.Task) *wire.Message {
 		m := wire.NewMessage(wire.MessageRoleUser, wire.NewDataPart(map[string]any{"action": "accept"}))
-		m.TaskID = task.ID // no contextId: the host infers it (RULES R71)
+		m.TaskID = task.ID // no contextId: the host infers it (OpenWOP interop.md §A2A multi-turn)
 		m.Metadata = map[string]any{"openwop": map[string]any{"interrupt": map[string]any{"action": "accept"}}}
 		return m
 	}
@@ -168,7 +168,7 @@ func goPeerScenario(t *testing.T, binding wire.TransportProtocol) {
 	t.Logf("get: %s, %d history messages", got.Status.State, len(got.History))
 
 	// Step: list. acme's task is listed; globex sees nothing of acme's,
-	// also when it names acme's context or acme as tenant (RULES R82).
+	// also when it names acme's context or acme as tenant (OpenWOP interop.md §Isolation).
 	list, err := client.ListTasks(acme, &wire.ListTasksRequest{ContextID: task.ContextID})
 	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].ID != task.ID || list.TotalSize != 1 {
 		t.Fatalf("list: %+v %v", list, err)
@@ -188,7 +188,7 @@ func goPeerScenario(t *testing.T, binding wire.TransportProtocol) {
 	t.Logf("list: acme 1 task, globex none")
 
 	// Step: cancel. A waiting approval task cancels; a second cancel is
-	// refused as not cancelable (RULES R49).
+	// refused as not cancelable (OpenWOP interop map, a2a.operations).
 	victim := send(acme, client, approve())
 	canceled, err := client.CancelTask(acme, &wire.CancelTaskRequest{ID: victim.ID})
 	if err != nil || (canceled.Status.State != wire.TaskStateCanceled && canceled.Status.State != wire.TaskStateWorking) {
@@ -204,7 +204,7 @@ func goPeerScenario(t *testing.T, binding wire.TransportProtocol) {
 	}
 
 	// Step: stream. Task first, then status updates, ending at the
-	// interrupt (RULES R46).
+	// interrupt (OpenWOP interop map, a2a.operations).
 	var streamed []wire.Event
 	for ev, err := range client.SendStreamingMessage(acme, &wire.SendMessageRequest{Message: approve()}) {
 		if err != nil {
@@ -224,7 +224,7 @@ func goPeerScenario(t *testing.T, binding wire.TransportProtocol) {
 
 	// Step: subscribe. A subscription to the input-required task stays
 	// open until another client resolves it, then ends at COMPLETED
-	// (RULES R50).
+	// (OpenWOP interop map, a2a.operations).
 	events := make(chan wire.Event, 16)
 	subErr := make(chan error, 1)
 	go func() {

@@ -18,7 +18,7 @@ import (
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
-// projected and encoded are the two path forms of a bound id (RULES R77).
+// projected and encoded are the two path forms of a bound id (OpenWOP identity.md §5).
 func projected(id string) string { return "/runs/" + isolation.Project(id) }
 func encoded(id string) string   { return "/runs/" + strings.Replace(id, "/", "%2F", 1) }
 
@@ -619,7 +619,7 @@ func TestPollEndsWhenHostDrains(t *testing.T) {
 func TestAgents(t *testing.T) {
 	secret := bytes.Repeat([]byte{7}, 32)
 	h := newTestHost(t, func(c *config) { c.RoutingSecret = secret })
-	// An agent with no routed workflow gets no a2aTenant (RULES R34).
+	// An agent with no routed workflow gets no a2aTenant (OpenWOP RFC 0202 §B).
 	if err := h.store.AddAgent("acme", interop.Agent{ID: "idle-agent", Persona: "idle", PackVersion: "0.1.0"}); err != nil {
 		t.Fatal(err)
 	}

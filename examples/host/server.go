@@ -106,8 +106,8 @@ type handler struct {
 }
 
 // Close ends the MCP listen streams, stops push delivery and drains the
-// audit records the A2A and MCP surfaces still queue for the store (RULES
-// R22). Call it after the HTTP server has drained and before the store is
+// audit records the A2A and MCP surfaces still queue for the store
+// (OpenWOP interop.md §The audit event; RFC 0242 §B). Call it after the HTTP server has drained and before the store is
 // closed.
 func (h *handler) Close(ctx context.Context) error {
 	return errors.Join(h.conformance.Close(ctx), h.interop.Close(ctx))

@@ -16,7 +16,7 @@ import (
 const maxLastEventID = 256
 
 // hostEvents serves GET /host/events: the caller's tenant's host events as
-// SSE (RULES R144). Durable events after Last-Event-ID are replayed when
+// SSE (OpenWOP events.md §Host events). Durable events after Last-Event-ID are replayed when
 // still retained; the stream then follows new events, with a keep-alive
 // comment every heartbeat, until the client goes away or the host drains.
 func (s *server) hostEvents(w http.ResponseWriter, r *http.Request, sub interop.Subject) {

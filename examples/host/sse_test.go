@@ -151,7 +151,7 @@ func TestHostEventsStream(t *testing.T) {
 	}
 	for _, k := range []string{"runId", "sequence"} {
 		if _, ok := got[k]; ok {
-			t.Errorf("host event carries %q (RULES R143): %s", k, f.Data)
+			t.Errorf("host event carries %q (OpenWOP host-event.schema.json): %s", k, f.Data)
 		}
 	}
 	if f := acme.next(); f.Event != ephemeral.Type || f.HasID {

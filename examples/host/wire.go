@@ -18,7 +18,7 @@ import (
 
 // This file is the host's JSON encoders: the REST views of runs, events,
 // agents and host events. Ids in bodies are bound ("acme/…"); ids in links
-// are projected once, here (RULES R77).
+// are projected once, here (OpenWOP identity.md §5).
 
 // links builds the absolute links the host hands out. The origin comes from
 // configuration, never from the request's Host header.
@@ -177,7 +177,7 @@ func pollOf(run interop.Run, events []interop.RunEvent) pollView {
 
 // agentView is one GET /agents entry. a2aTenant is the agent's per-agent
 // A2A routing value, present when at least one workflow is routed to it
-// (RULES R34). hasHandoffSchemas says the agent has handoff schemas; the
+// (OpenWOP RFC 0202 §B). hasHandoffSchemas says the agent has handoff schemas; the
 // schemas and the system prompt are never shown (OpenWOP interop
 // §Per-agent cards).
 type agentView struct {
@@ -217,7 +217,7 @@ func agentsOf(agents []interop.Agent, tenantOf func(interop.Agent) (string, bool
 // an SSE field line.
 var errUnframeable = errors.New("host event type or id contains a line break")
 
-// writeSSE writes one host event as an SSE frame (RULES R144): "event:" is
+// writeSSE writes one host event as an SSE frame (OpenWOP events.md §Host events): "event:" is
 // the type, "id:" the eventId for durable events only, "data:" the
 // HostEvent JSON.
 func writeSSE(w io.Writer, ev interop.HostEvent) error {

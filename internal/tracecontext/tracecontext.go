@@ -1,5 +1,5 @@
 // Package tracecontext reads W3C trace context (traceparent, tracestate)
-// for both protocol surfaces (RULES R140–R142). A malformed value is
+// for both protocol surfaces (OpenWOP interop.md §Trace context). A malformed value is
 // ignored, so a run starts a new trace instead of a request failing, and
 // tracestate travels only with a valid traceparent. Neither carrier ever
 // selects a tenant, principal or scope: the values are propagated, never

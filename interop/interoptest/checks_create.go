@@ -11,8 +11,9 @@ import (
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
-// minOpaqueLen is the shortest opaque segment RULES R129 accepts as carrying
-// 128 bits of entropy.
+// minOpaqueLen is the shortest opaque segment the OpenWOP conformance suite
+// accepts as carrying 128 bits of entropy (OpenWOP interop.md §MCP tasks and
+// cancellation).
 const minOpaqueLen = 22
 
 func checkUnknownIDs(ctx context.Context, k *kit) error {
@@ -79,13 +80,13 @@ func checkCreateAndRead(ctx context.Context, k *kit) error {
 	}
 	tenant, opaque, err := isolation.Split(run.ID)
 	if err != nil {
-		return fmt.Errorf("run id %q is not a tenant-bound id (RULES R76)", run.ID)
+		return fmt.Errorf("run id %q is not a tenant-bound id (OpenWOP identity.md §5)", run.ID)
 	}
 	if tenant != a.Tenant {
 		return fmt.Errorf("run id %q carries tenant segment %q, want the creator's tenant %q", run.ID, tenant, a.Tenant)
 	}
 	if len(opaque) < minOpaqueLen {
-		return fmt.Errorf("run id %q has a %d-character opaque segment, want at least %d (RULES R129)", run.ID, len(opaque), minOpaqueLen)
+		return fmt.Errorf("run id %q has a %d-character opaque segment, want at least %d (OpenWOP interop.md §MCP tasks and cancellation)", run.ID, len(opaque), minOpaqueLen)
 	}
 	if err := sameFields("CreateRun", run, a, k.h.Noop, contextID, interop.TransportMCP); err != nil {
 		return err
@@ -110,7 +111,7 @@ func checkCreateAndRead(ctx context.Context, k *kit) error {
 	if done.LastSequence < 0 {
 		return fmt.Errorf("GetRun: completed run has LastSequence %d, want the sequence of its last event", done.LastSequence)
 	}
-	// A read appends nothing (RULES R131).
+	// A read appends nothing (OpenWOP interop.md §MCP tasks and cancellation).
 	if err := k.unchanged(ctx, a, done, "GetRun"); err != nil {
 		return err
 	}

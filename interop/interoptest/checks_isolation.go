@@ -28,7 +28,7 @@ func checkForeignRunIsUnknown(ctx context.Context, k *kit) error {
 	}
 	// Two never-minted references: one with the owner's tenant segment (what
 	// a guessing caller would send) and one in the caller's own tenant (what
-	// a tenant-mismatch shortcut would be compared with; RULES R74).
+	// a tenant-mismatch shortcut would be compared with; OpenWOP interop.md §Isolation).
 	type ref struct{ run, interrupt string }
 	var unknown []ref
 	for _, tenant := range []string{"", b.Tenant} {

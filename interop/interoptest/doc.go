@@ -33,24 +33,29 @@
 // after a refusal are the exception: nothing else may create runs in
 // TenantA's tenant while they run.
 //
-// Spec coverage (OpenWOP v2 interop; shared/spec/RULES.md):
-//   - R74, R135: a foreign tenant's run answers exactly as an unknown id
-//     (check "foreign-run-is-unknown").
-//   - R76, R129: run ids are tenant-bound with an opaque segment of at least
-//     22 characters ("create-and-read").
-//   - R42: the idempotency key dedupes per tenant and principal, also under
-//     concurrency ("idempotent-create").
-//   - R48: list order, filters (contextId, status, inclusive
-//     statusTimestampAfter), totals and page sizes ("list-order-and-filters"),
-//     stable cursors ("list-cursor-stability").
-//   - R49, R133: cancellation passes through cancelling; cancel of a terminal
-//     run is refused and appends nothing ("cancel").
-//   - R84, R85, R132: an interrupt is resolved at most once, with exactly one
-//     interrupt.resolved event ("resolve-at-most-once"); a non-approver
-//     changes nothing ("resolve-eligibility").
-//   - R131 and the contract's "refusals change nothing" ("create-and-read",
-//     "refuse-*" checks).
-//   - The ordered-watch guarantee behind R46/R50 streaming ("watch").
+// Spec coverage (OpenWOP v2; each item names its source):
+//   - interop.md §Isolation, RFC 0198 §C.6: a foreign tenant's run answers
+//     exactly as an unknown id (check "foreign-run-is-unknown").
+//   - identity.md §5, interop.md §MCP tasks and cancellation: run ids are
+//     tenant-bound with an opaque segment of at least 22 characters
+//     ("create-and-read").
+//   - interop map a2a.operations (SendMessage): the idempotency key dedupes
+//     per tenant and principal, also under concurrency ("idempotent-create").
+//   - interop map a2a.operations (ListTasks): list order, filters (contextId,
+//     status, inclusive statusTimestampAfter), totals and page sizes
+//     ("list-order-and-filters"), stable cursors ("list-cursor-stability").
+//   - interop map a2a.operations (CancelTask) and mcp.tasks: cancellation
+//     passes through cancelling; cancel of a terminal run is refused and
+//     appends nothing ("cancel").
+//   - interrupt.md §Resolve surfaces, §Approver enforcement, RFC 0198 §E: an
+//     interrupt is resolved at most once, with exactly one interrupt.resolved
+//     event ("resolve-at-most-once"); a non-approver changes nothing
+//     ("resolve-eligibility").
+//   - interop.md §MCP tasks and cancellation (a read appends nothing) and the
+//     contract's "refusals change nothing" ("create-and-read", "refuse-*"
+//     checks).
+//   - The ordered-watch guarantee behind A2A streaming (interop map
+//     a2a.operations, SendStreamingMessage and SubscribeToTask) ("watch").
 //
 // [RunBenchmarks] gives every driver the same create/get/list benchmarks so
 // their numbers compare.

@@ -44,7 +44,7 @@ func neverMinted(tenant string, opaqueLen int) string {
 func sameShape(id, tenant string) (string, error) {
 	t, o, err := isolation.Split(id)
 	if err != nil {
-		return "", fmt.Errorf("id %q is not a tenant-bound id (RULES R76): %w", id, err)
+		return "", fmt.Errorf("id %q is not a tenant-bound id (OpenWOP identity.md §5): %w", id, err)
 	}
 	if tenant != "" {
 		t = tenant

@@ -22,7 +22,7 @@
 // timestamp, schemaVersion and the registered payload):
 //
 //	run.started {workflowId, transport}                      -> running
-//	node.suspended {nodeId, interruptId, kind, key}          -> waiting-approval | waiting-input | waiting-external (RULES R83)
+//	node.suspended {nodeId, interruptId, kind, key}          -> waiting-approval | waiting-input | waiting-external (OpenWOP interrupt.md §Payload)
 //	interrupt.resolved {nodeId, interruptId, kind, action?}  -> running (reason "withdrawn" when the workflow stopped waiting)
 //	artifact.created {artifactId, artifactType, summary}     -> unchanged (the chunk itself rides along as Chunk)
 //	wopinterop.cancel-requested {reason}                     -> cancelling (a vendor type: OpenWOP registers none for this step)
@@ -31,27 +31,27 @@
 //	run.cancelled {reason}                                   -> cancelled
 //
 // plus audit events appended through [Store.AppendRunEvent] (e.g.
-// negotiation.decided, RULES R22), which keep the status. Run inputs are
+// negotiation.decided; OpenWOP interop.md §The audit event; RFC 0242 §B), which keep the status. Run inputs are
 // not copied into run.started: they stay on the run.
 //
 // # Guarantees (interop package documentation)
 //
-//   - Unreadable is unknown (RULES R74): a Subject reads a run iff it is in
+//   - Unreadable is unknown (OpenWOP interop.md §Isolation): a Subject reads a run iff it is in
 //     the Subject's tenant and, when the Subject names a workspace, in that
 //     workspace. Everything else answers with the very error text of an id
 //     that never existed. Lookups start from the Subject's tenant, never
 //     from the tenant segment of the id.
-//   - Idempotent creation (RULES R42): the key is scoped to (tenant,
+//   - Idempotent creation (OpenWOP interop map, a2a.operations): the key is scoped to (tenant,
 //     principal); a repeat, also a concurrent one, returns the first run
 //     with created=false and starts nothing.
-//   - At-most-once resolution (RULES R84, R85): approver lists, approval
+//   - At-most-once resolution (OpenWOP interrupt.md §Resolve surfaces, §Approver enforcement): approver lists, approval
 //     actions and resume schemas are enforced; the first resolution wins and
 //     every other attempt gets ErrAlreadyResolved.
 //   - Refusals change nothing: every check runs before the first write.
 //   - Ordered watch: [Store.WatchRun] and [Store.PollEvents] read the
 //     append-only log by sequence, without gaps, and end after the terminal
 //     event.
-//   - Stable listing (RULES R48): runs are kept sorted by status timestamp
+//   - Stable listing (OpenWOP interop map, a2a.operations): runs are kept sorted by status timestamp
 //     (newest first, id descending), and cursors are signed keyset positions.
 //   - Returned values are copies: callers can never change store state.
 //
@@ -60,7 +60,7 @@
 // [Store.PublishHostEvent] keeps durable host events per tenant up to a
 // retention cap and fans ephemeral ones out to live subscribers only;
 // [Store.SubscribeHostEvents] is the feed behind GET /host/events, with
-// Last-Event-ID resumption and workspace scoping (RULES R143, R144, R26).
+// Last-Event-ID resumption and workspace scoping (OpenWOP host-event.schema.json; events.md §Host events; RFC 0242 §B.4).
 //
 // # Fixtures
 //
@@ -73,5 +73,5 @@
 // [Store.RegisterInterruptFixtures] takes it from the host.
 //
 // Store does not implement [interop.InputDeliverer]: a message for a run
-// that is running but not suspended is refused by the library (RULES R44).
+// that is running but not suspended is refused by the library (OpenWOP interop map, a2a.operations).
 package memstore

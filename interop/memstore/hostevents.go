@@ -12,7 +12,7 @@ import (
 )
 
 // maxEphemeralBacklog bounds the ephemeral events queued for one slow
-// subscriber. Ephemeral events are best effort by definition (RULES R144),
+// subscriber. Ephemeral events are best effort by definition (OpenWOP events.md §Host events),
 // so beyond it they are dropped for that subscriber rather than buffered
 // without limit.
 const maxEphemeralBacklog = 1024
@@ -83,7 +83,7 @@ func visible(ev *interop.HostEvent, workspace string) bool {
 	return ev.WorkspaceID == "" || ev.WorkspaceID == workspace
 }
 
-// PublishHostEvent records a host event for tenant (RULES R143, R144, R26).
+// PublishHostEvent records a host event for tenant (OpenWOP host-event.schema.json; events.md §Host events; RFC 0242 §B.4).
 // It fills EventID ("hev-" + opaque id) and Timestamp when empty and
 // requires a Type matching the host-event type grammar, a Delivery of
 // durable or ephemeral, and a Payload that is a JSON object (nil becomes

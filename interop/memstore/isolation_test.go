@@ -9,7 +9,8 @@ import (
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
-// TestUnreadableIsUnknown checks RULES R74 on every run-addressed method:
+// TestUnreadableIsUnknown checks unreadable-is-unknown (OpenWOP interop.md
+// §Isolation) on every run-addressed method:
 // a run of another tenant, or of another workspace, fails exactly like an
 // id that never existed — same sentinel, same text.
 func TestUnreadableIsUnknown(t *testing.T) {

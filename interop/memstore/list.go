@@ -7,7 +7,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 )
 
-// Page sizes of ListRuns (RULES R48).
+// Page sizes of ListRuns (OpenWOP interop map, a2a.operations).
 const (
 	DefaultPageSize = 50
 	MaxPageSize     = 100
@@ -102,7 +102,7 @@ func (f *listFilter) match(rec *runRecord) bool {
 
 // ListRuns lists the runs GetRun would return to sub, filtered by q,
 // newest status timestamp first with run id descending as tie-breaker
-// (RULES R48). PageSize 0 means DefaultPageSize; larger than MaxPageSize is
+// (OpenWOP interop map, a2a.operations). PageSize 0 means DefaultPageSize; larger than MaxPageSize is
 // clamped; negative is an *interop.InputError. The cursor is keyset: it
 // names the last run's position, so pages stay consistent while runs are
 // added (new runs sort before it). It is signed with a per-store key and

@@ -12,7 +12,7 @@ import (
 )
 
 // ResolveInterrupt resolves one open interrupt of a run with sub as the
-// resolver (RULES R84, R85). The checks, in order, each refusing with
+// resolver (OpenWOP interrupt.md §Resolve surfaces, §Approver enforcement). The checks, in order, each refusing with
 // nothing changed:
 //
 //   - the run is readable by sub, else ErrNotFound;

@@ -71,7 +71,7 @@ var nodeIDGrammar = regexp.MustCompile(`^[A-Za-z0-9._~:-]{1,128}$`)
 // Interrupt suspends the run on a new interrupt and blocks until it is
 // resolved or ctx is done. The store mints spec.ID (tenant-bound) and sets
 // spec.CreatedAt; the run moves to spec.Kind.SuspendedStatus() with a
-// node.suspended event. spec.Kind must be one that suspends (RULES R83) and
+// node.suspended event. spec.Kind must be one that suspends (OpenWOP interrupt.md §Payload) and
 // spec.Key must be set and not yet used in this run. A ResumeSchema is
 // compiled here, once per interrupt.
 //
@@ -200,7 +200,7 @@ func (rec *runRecord) removeOpenInterruptLocked(id string) {
 // exists); with appendChunk=true a's parts extend the existing artifact
 // a.ID, which must exist and must not have received its last chunk. Name,
 // Description and Metadata of an appended chunk replace the stored ones
-// when set. The artifact id stays stable across reads (RULES R53).
+// when set. The artifact id stays stable across reads (OpenWOP interop map, a2a.fields).
 func (rc *RunContext) PublishArtifact(a interop.Artifact, appendChunk, lastChunk bool) error {
 	if a.ID == "" {
 		return errors.New("memstore: artifact id is empty")

@@ -30,7 +30,7 @@ type runRecord struct {
 	events     []interop.RunEvent  // append-only; events[i].Sequence == i
 	changed    chan struct{}       // closed and replaced on every append
 	interrupts map[string]*pending // every interrupt ever raised, by id
-	usedKeys   map[string]bool     // interrupt keys already invoked (R83)
+	usedKeys   map[string]bool     // interrupt keys already invoked (OpenWOP interrupt.md §Payload)
 	artifacts  map[string]*artifactState
 }
 
@@ -233,7 +233,7 @@ const EventCancelRequested interop.EventType = "wopinterop.cancel-requested"
 // the workflow's context; run.cancelled follows when the workflow returns.
 // A run already
 // cancelling is returned unchanged. A terminal run is ErrRunTerminal and
-// nothing is appended (RULES R49).
+// nothing is appended (OpenWOP interop map, a2a.operations).
 func (s *Store) CancelRun(ctx context.Context, sub interop.Subject, runID, reason string) (interop.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return interop.Run{}, err

@@ -210,7 +210,7 @@ func newTenantState(name string, retention int) *tenantState {
 // readableLocked returns the run iff sub may read it: same tenant (the
 // caller looked the tenant up from sub.Tenant) and, when sub names a
 // workspace, the run's workspace. Everything else is nil, exactly like an
-// id that never existed (RULES R74).
+// id that never existed (OpenWOP interop.md §Isolation).
 func (t *tenantState) readableLocked(sub interop.Subject, runID string) *runRecord {
 	rec := t.runs[runID]
 	if rec == nil || !canRead(sub, rec) {

@@ -21,19 +21,19 @@ const (
 )
 
 // Grant is what the mount knows when a run suspends and it answers a
-// tools/call with input_required (RULES R118): the caller-visible parts of
+// tools/call with input_required (OpenWOP interop map, mcp.mrtr): the caller-visible parts of
 // the claims. [Sealer.Seal] adds the principal binding, the expiry and a
 // fresh single-use id.
 type Grant struct {
 	// RunID is the suspended run, in bound form ("tenant/opaque").
 	RunID string
 	// InterruptIDs are the open interrupts this round asks about, each in
-	// bound form and each a key of inputRequests (RULES R119). At least one,
+	// bound form and each a key of inputRequests (OpenWOP interop map, mcp.mrtr). At least one,
 	// no duplicates; the order is kept.
 	InterruptIDs []string
 	// Round is the 1-based round number of this input_required answer, so a
 	// ceiling like mcp.mrtr.maxRounds can be enforced across retries
-	// without server-side storage (RULES R125).
+	// without server-side storage (OpenWOP interop.md §The MCP round ceiling).
 	Round int
 	// RequestDigest is [RequestDigest] of the originating tools/call (or
 	// [OperationDigest] of another request).

@@ -29,7 +29,8 @@ const (
 )
 
 // RequestDigest returns the SHA-256 digest that binds a requestState to the
-// tools/call that caused it (RULES R121: "the originating request digest").
+// tools/call that caused it (OpenWOP interop map, mcp.mrtr: "the originating request
+// digest").
 // The mount computes it on the call that suspends and again on each retry;
 // [Sealer.Open] refuses a state whose digest differs with [ErrMismatch].
 //

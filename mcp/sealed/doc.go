@@ -1,11 +1,11 @@
 // Package sealed makes the MCP multi-round (MRTR) requestState of the host
 // as MCP server: an opaque, integrity-protected, single-use value that
 // carries what the retry of an input_required answer needs, so any replica
-// can serve the retry without server-side session state (RULES R110).
+// can serve the retry without server-side session state (OpenWOP interop map, mcp.methods).
 //
 // # What it implements
 //
-// RULES R121 and the MAP mcp.mrtr "requestState (host as server)" row: the
+// The OpenWOP interop map's mcp.mrtr "requestState (host as server)" row: the
 // state is integrity-protected, bound to the authenticated principal, a
 // TTL, the originating request digest, the runId and the interrupt, single
 // use, and a tampered value is refused.
@@ -34,14 +34,15 @@
 //     for a shared database (one insert with a unique key);
 //     [MemoryLedger] is the in-process default, pruned lazily and bounded.
 //
-// RULES R124 (host as client) is the other side of the same value: a
+// The mcp.mrtr "InputRequiredResult (host as client)" row is the other side
+// of the same value: a
 // client persists requestState byte for byte and never parses it. Sealed
 // values are printable base64url with a version prefix, short enough to
 // sit in a JSON string (typically 300 to 400 characters, never more than
 // [MaxSealedLen]), and nothing in them is readable without the key.
 //
-// RULES R125 bounds rounds with mcp.mrtr.maxRounds (MAP mcp.mrtr "host as
-// client" row). The Round claim makes the same ceiling enforceable by the
+// The same row bounds rounds with mcp.mrtr.maxRounds (OpenWOP interop.md
+// §The MCP round ceiling). The Round claim makes the same ceiling enforceable by the
 // host as server: the mount seals round r+1 after opening round r and
 // refuses to go past its limit, without storing a counter.
 //

@@ -8,7 +8,7 @@ import (
 // ErrInvalidState is the one sentinel every refusal of [Sealer.Open] wraps.
 // The MCP mount answers all of them with the same JSON-RPC -32602 and a
 // fixed message, so a caller learns nothing about which check failed
-// (RULES R121). The more specific errors below exist for tests, metrics and
+// (OpenWOP interop map, mcp.mrtr). The more specific errors below exist for tests, metrics and
 // audit; none of their messages carries a claim.
 var ErrInvalidState = errors.New("sealed: invalid requestState")
 

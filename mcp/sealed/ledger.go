@@ -8,8 +8,8 @@ import (
 )
 
 // Ledger records which requestState ids were consumed, so each state opens
-// at most once (RULES R121: "single use: a second retry with it MUST
-// fail"). It is the only state this package keeps.
+// at most once (OpenWOP interop map, mcp.mrtr: "single use: a second retry with it
+// MUST fail"). It is the only state this package keeps.
 //
 // Consume records id and reports fresh=true if and only if id was not
 // recorded before. It must be atomic: of any number of concurrent calls

@@ -89,7 +89,7 @@ func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(slog.Int("previousKeys", len(c.PreviousKeys)), slog.Duration("ttl", c.TTL))
 }
 
-// Sealer seals and opens MCP MRTR requestState values (RULES R121).
+// Sealer seals and opens MCP MRTR requestState values (OpenWOP interop map, mcp.mrtr).
 //
 // A sealed value is [Prefix] followed by the unpadded base64url encoding of
 // a 4-byte key id, a random 96-bit nonce and the AES-256-GCM ciphertext of
@@ -97,7 +97,7 @@ func (c Config) LogValue() slog.Value {
 // The AEAD key and the key id are derived from each host secret with
 // HKDF-SHA256 under separate labels; the key id only picks which key to try
 // and is itself authenticated. The value is opaque to clients: they persist
-// and echo it byte for byte (RULES R124) and can neither read nor alter it.
+// and echo it byte for byte (OpenWOP interop map, mcp.mrtr) and can neither read nor alter it.
 //
 // Random nonces are safe for about 2^32 seals per key; rotate the key long
 // before that (a busy host might rotate monthly).

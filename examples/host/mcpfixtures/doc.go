@@ -9,7 +9,7 @@
 // Two halves, both mounted in one dedicated tenant ([Tenant]):
 //
 //   - [Register] adds the Tasks fixtures as workflows — a task is the
-//     host's run (RULES R126–R135): greet (never a task), slow_compute
+//     host's run (OpenWOP interop.md §MCP tasks and cancellation): greet (never a task), slow_compute
 //     (waits, cancellable), failing_job (a tool error, task support
 //     required), protocol_error_job (a host fault: memstore.Fault makes
 //     the task status failed), confirm_delete and multi_input (input
