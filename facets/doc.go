@@ -26,59 +26,59 @@
 // witness to witnessable-gated, the declaration's class for that family.
 //
 // What is checked, in order (each family's wire record against this
-// package's own JSON Schema, then the rules). Each item starts with the
-// value a [FieldError] carries in Rule for it and names the OpenWOP source:
+// package's own JSON Schema, then the rules). Each item names the OpenWOP source
+// a [FieldError] for it carries in Rule:
 //
-//   - "R1" (interop.md §The facets; capabilities.md §2): a host that serves
+//   - (interop.md §The facets; capabilities.md §2): a host that serves
 //     A2A or MCP advertises the family; each record carries status, since and
 //     witness; since is one of the host's protocolVersions when Served names
 //     them.
-//   - "R2" (facets/a2a.schema.json, facets/mcp.schema.json): the required
+//   - (facets/a2a.schema.json, facets/mcp.schema.json): the required
 //     facets; A2A versions are canonical "major.minor" (no leading zeros) and
 //     MCP revisions real calendar dates; no list repeats an entry.
-//   - "R3" (capabilities.md §2): until is required when status is
+//   - (capabilities.md §2): until is required when status is
 //     experimental or deprecated and forbidden when stable; a date until
 //     before today, or a version until before since or below the host's
 //     newest protocol version, is refused (until_in_past); witness is one of
 //     the five classes.
-//   - "R4" (interop.md §REST is the wire; capabilities.md §2–§4): a facet is
+//   - (interop.md §REST is the wire; capabilities.md §2–§4): a facet is
 //     claimed by the presence of its key, so a boolean facet not offered is
 //     omitted (never false); the records carry no transport list, grpc block,
 //     root profiles or supported flag.
-//   - "R5" (interop.md §Legacy profiles are absent): profile ids match
+//   - (interop.md §Legacy profiles are absent): profile ids match
 //     a2a-<major>.<minor> / mcp-<YYYY-MM-DD>, and no -legacy id is
 //     advertised.
-//   - "R6" (interop.md §The refresh SLA): preferred and floor are offered,
-//     floor ≤ preferred, no offered version is below the floor ("R18",
-//     interop.md §The floor); refreshedAt is within the refresh window (≤ 90
+//   - (interop.md §The refresh SLA): preferred and floor are offered,
+//     floor ≤ preferred, no offered version is below the floor (interop.md
+//     §The floor); refreshedAt is within the refresh window (≤ 90
 //     days, configurable shorter) and at most one day ahead.
-//   - "R7" (interop map, a2a.card): a2a-X.Y requires X.Y offered and
+//   - (interop map, a2a.card): a2a-X.Y requires X.Y offered and
 //     a2a.agentCardUrl, and the card needs a served JSON-RPC interface.
-//   - "R8" (interop map, mcp.features; RFC 0198 §A.1): mcp-YYYY-MM-DD
+//   - (interop map, mcp.features; RFC 0198 §A.1): mcp-YYYY-MM-DD
 //     requires the revision offered and mcp.features ⊇ the interop map's
 //     requiredFor features (server-discover, mrtr, cacheable-lists for
 //     mcp-2026-07-28); feature ids are the map's; a served extension (e.g.
 //     io.modelcontextprotocol/tasks) requires the extensions feature, and the
 //     extensions feature requires one.
-//   - "R9" (interop.md §The facets): serverMount.transports ⊆ {stdio,
+//   - (interop.md §The facets): serverMount.transports ⊆ {stdio,
 //     streamable-http}; serverMount needs serverUrls[0], an absolute http(s)
 //     URL or an absolute path.
-//   - "R10" (interop.md §The MCP round ceiling): mrtr.maxRounds is 1–16.
-//   - "R11" (interop.md §Per-agent cards): agentCards requires the a2a-1.0
+//   - (interop.md §The MCP round ceiling): mrtr.maxRounds is 1–16.
+//   - (interop.md §Per-agent cards): agentCards requires the a2a-1.0
 //     profile, GetExtendedAgentCard served, per-agent cards served and
 //     agents.manifestRuntime advertised (an object; installScope host or
 //     tenant).
-//   - "R12" (RFC 0204): client is advertised only when the MCP client is
+//   - (RFC 0204): client is advertised only when the MCP client is
 //     exposed.
 //   - Implementation metadata, extension keys and the discovery endpoint
 //     itself are outside this package (capabilities.md §1, §3); the
 //     extension-key pattern (capabilities.md §3.2) is reused for host-event
 //     types.
-//   - "R16" (RFC 0242 §B.3): whenever an inbound surface is advertised
+//   - (RFC 0242 §B.3): whenever an inbound surface is advertised
 //     (a2a.agentCardUrl, mcp.serverUrls or mcp.serverMount), the hostEvents
 //     record lists {"type":"negotiation.decided","delivery":"durable"}; the
 //     advertisement adds it itself.
-//   - "R143", "R144" (host-event.schema.json; events.md §Host events):
+//   - (host-event.schema.json; events.md §Host events):
 //     host-event types match the type pattern, delivery is durable or
 //     ephemeral, no type is listed twice, and a protocol type keeps its fixed
 //     class.
@@ -86,7 +86,7 @@
 // Every claim is checked against [Served]: a facet the mounted code does
 // not back (streaming advertised but not served, a card without a JSON-RPC
 // interface, serverUrls without a mount, a feature with nothing behind it)
-// is refused ("R28" for the a2a boolean facets, interop map a2a.card), and
+// is refused (interop map a2a.card, for the a2a boolean facets), and
 // so is a surface served but not advertised.
 //
 // A facet yields its negotiate policy ([A2A.Policy], [MCP.Policy]) and

@@ -23,9 +23,9 @@ type FieldError struct {
 	// Reason says what is wrong, starting with the offending value when
 	// there is one.
 	Reason string
-	// Rule names the rule the check enforces by the project's own number
-	// ("R6"; the package documentation gives each one's OpenWOP source), or
-	// "" for a plain shape error from the schema.
+	// Rule names the OpenWOP section whose requirement the check enforces
+	// ("OpenWOP interop.md §The refresh SLA"), or "" for a plain shape
+	// error from the schema.
 	Rule string
 }
 

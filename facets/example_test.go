@@ -115,7 +115,7 @@ func Example() {
 	//   }
 	// }
 	// a2a stale=false, re-check upstream within 79 days
-	// true facets: a2a.streaming is claimed but not served (R28)
+	// true facets: a2a.streaming is claimed but not served (OpenWOP interop map a2a.card (capabilities))
 }
 
 // A host loading its facets from a configuration file.
@@ -134,6 +134,6 @@ func ExampleParseDeclaration() {
 		fmt.Printf("%s: %s [%s]\n", fe.Field, fe.Reason, fe.Rule)
 	}
 	// Output:
-	// mcp.revisions[0]: "2026-07-28" is not served (the host speaks no revision date) [R1]
-	// mcp.client: is claimed but the MCP client is not exposed to pack code [R12]
+	// mcp.revisions[0]: "2026-07-28" is not served (the host speaks no revision date) [OpenWOP interop.md §The facets]
+	// mcp.client: is claimed but the MCP client is not exposed to pack code [OpenWOP RFC 0204]
 }

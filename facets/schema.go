@@ -175,7 +175,7 @@ func leafProblems(family string, leaf *jsonschema.ValidationError) problems {
 		var out problems
 		for _, m := range k.Missing {
 			if lifecycle {
-				out.add(at+"."+m, "R3", "is required when status is experimental or deprecated")
+				out.add(at+"."+m, ruleStatus, "is required when status is experimental or deprecated")
 			} else {
 				out.add(at+"."+m, "", "is required")
 			}
@@ -184,19 +184,19 @@ func leafProblems(family string, leaf *jsonschema.ValidationError) problems {
 	case *kind.Not:
 		if lifecycle {
 			var out problems
-			out.add(at+".until", "R3", "must be absent when status is stable")
+			out.add(at+".until", ruleStatus, "must be absent when status is stable")
 			return out
 		}
 	case *kind.AdditionalProperties:
 		var out problems
 		for _, p := range k.Properties {
-			out.add(at+"."+p, "R4", "is not a field of the %s record", family)
+			out.add(at+"."+p, rulePresence, "is not a field of the %s record", family)
 		}
 		return out
 	case *kind.Const:
 		if k.Want == true {
 			var out problems
-			out.add(at, "R4", "may only be true; omit a facet that is not offered")
+			out.add(at, rulePresence, "may only be true; omit a facet that is not offered")
 			return out
 		}
 	}

@@ -28,13 +28,13 @@ func TestSchemaWording(t *testing.T) {
 		reasonContain string
 	}{
 		{"unknown key", func(m map[string]any) { m["supportedTransports"] = []any{"grpc"} },
-			"a2a.supportedTransports", "R4", "is not a field of the a2a record"},
+			"a2a.supportedTransports", rulePresence, "is not a field of the a2a record"},
 		{"false facet", func(m map[string]any) { m["streaming"] = false },
-			"a2a.streaming", "R4", "may only be true"},
+			"a2a.streaming", rulePresence, "may only be true"},
 		{"missing required", func(m map[string]any) { delete(m, "refreshedAt") },
 			"a2a.refreshedAt", "", "is required"},
 		{"stable with until", func(m map[string]any) { m["until"] = "2.1" },
-			"a2a.until", "R3", "must be absent when status is stable"},
+			"a2a.until", ruleStatus, "must be absent when status is stable"},
 		{"wrong type", func(m map[string]any) { m["versions"] = "1.0" },
 			"a2a.versions", "", "want array"},
 	}

@@ -64,12 +64,12 @@ func (v *Validator) Validate(now time.Time, d Declaration, s Served) error {
 	if d.A2A != nil {
 		all = append(all, merge(checkRecord(v.schemas.a2a, "a2a", d.A2A), v.checkA2A(now, d.A2A, s))...)
 	} else if s.A2A.JSONRPC || s.A2A.HTTPJSON {
-		all.add("a2a", "R1", "is absent but the host serves A2A")
+		all.add("a2a", ruleFamilies, "is absent but the host serves A2A")
 	}
 	if d.MCP != nil {
 		all = append(all, merge(checkRecord(v.schemas.mcp, "mcp", d.MCP), v.checkMCP(now, d.MCP, s))...)
 	} else if s.MCP.Mount || s.MCP.Client {
-		all.add("mcp", "R1", "is absent but the host serves MCP")
+		all.add("mcp", ruleFamilies, "is absent but the host serves MCP")
 	}
 	if he := hostEventsRecord(d); he != nil {
 		all = append(all, merge(checkRecord(v.schemas.hostEvents, "hostEvents", he), checkHostEvents(now, he, s))...)
@@ -83,7 +83,7 @@ func (v *Validator) Validate(now time.Time, d Declaration, s Served) error {
 	// a2a.agentCards needs agents.manifestRuntime advertised beside it
 	// (OpenWOP interop §Per-agent cards, RFC 0202).
 	if d.A2A != nil && d.A2A.AgentCards && (d.Agents == nil || d.Agents.ManifestRuntime == nil) {
-		all.add("agents.manifestRuntime", "R11", "is required by a2a.agentCards: advertise the agents family with manifestRuntime (an object, {} at least)")
+		all.add("agents.manifestRuntime", ruleAgentCards, "is required by a2a.agentCards: advertise the agents family with manifestRuntime (an object, {} at least)")
 	}
 	return all.err()
 }
@@ -100,18 +100,18 @@ func merge(schema, rules problems) problems {
 // the clock (OpenWOP capabilities.md §2).
 func checkLifecycle(p *problems, fam, since, until string, now time.Time, s Served) {
 	if len(s.ProtocolVersions) > 0 && wellFormedMajorMinor(since) && !slices.Contains(s.ProtocolVersions, since) {
-		p.add(fam+".since", "R1", "%q is not one of the host's protocolVersions %q", since, s.ProtocolVersions)
+		p.add(fam+".since", ruleFamilies, "%q is not one of the host's protocolVersions %q", since, s.ProtocolVersions)
 	}
 	if until == "" {
 		return
 	}
 	if strings.Contains(until, "-") {
 		if !wellFormedRevision(until) {
-			p.add(fam+".until", "R3", "%q is not a calendar date", until)
+			p.add(fam+".until", ruleStatus, "%q is not a calendar date", until)
 			return
 		}
 		if until < string(DateOf(now)) {
-			p.add(fam+".until", "R3", "%q is in the past (until_in_past)", until)
+			p.add(fam+".until", ruleStatus, "%q is in the past (until_in_past)", until)
 		}
 		return
 	}
@@ -119,11 +119,11 @@ func checkLifecycle(p *problems, fam, since, until string, now time.Time, s Serv
 		return // the schema names the shape problem
 	}
 	if wellFormedMajorMinor(since) && compareMajorMinor(until, since) < 0 {
-		p.add(fam+".until", "R3", "%q is before since %q (until_in_past)", until, since)
+		p.add(fam+".until", ruleStatus, "%q is before since %q (until_in_past)", until, since)
 		return
 	}
 	if newest, ok := newestVersion(s.ProtocolVersions); ok && compareMajorMinor(until, newest) < 0 {
-		p.add(fam+".until", "R3", "%q is below the host's newest protocol version %q (until_in_past)", until, newest)
+		p.add(fam+".until", ruleStatus, "%q is below the host's newest protocol version %q (until_in_past)", until, newest)
 	}
 }
 
@@ -140,7 +140,7 @@ func newestVersion(vs []string) (string, bool) {
 // day ahead of the clock.
 func checkRefresh(p *problems, fam string, refreshedAt Date, window time.Duration, now time.Time) {
 	if window < 0 || window > MaxRefreshWindow {
-		p.add(fam+".RefreshWindow", "R6", "%v is not a window of at most 90 days (0 means 90 days)", window)
+		p.add(fam+".RefreshWindow", ruleRefresh, "%v is not a window of at most 90 days (0 means 90 days)", window)
 		return
 	}
 	t, err := refreshedAt.Time()
@@ -149,10 +149,10 @@ func checkRefresh(p *problems, fam string, refreshedAt Date, window time.Duratio
 	}
 	w := effectiveWindow(window)
 	if now.After(t.Add(w)) {
-		p.add(fam+".refreshedAt", "R6", "%q is older than the %d-day refresh window", refreshedAt, int(w/(24*time.Hour)))
+		p.add(fam+".refreshedAt", ruleRefresh, "%q is older than the %d-day refresh window", refreshedAt, int(w/(24*time.Hour)))
 	}
 	if t.After(now.Add(24 * time.Hour)) {
-		p.add(fam+".refreshedAt", "R6", "%q is more than one day in the future", refreshedAt)
+		p.add(fam+".refreshedAt", ruleRefresh, "%q is more than one day in the future", refreshedAt)
 	}
 }
 
@@ -164,23 +164,23 @@ func checkOffered(p *problems, fam, listKey, prefKey, floorKey string, list []st
 		field := fmt.Sprintf("%s.%s[%d]", fam, listKey, i)
 		switch {
 		case !wellFormed(ver):
-			p.add(field, "R2", "%q is not a well-formed %s", ver, what)
+			p.add(field, ruleRequired, "%q is not a well-formed %s", ver, what)
 		case len(served) == 0:
-			p.add(field, "R1", "%q is not served (the host speaks no %s)", ver, what)
+			p.add(field, ruleFamilies, "%q is not served (the host speaks no %s)", ver, what)
 		case !slices.Contains(served, ver):
-			p.add(field, "R1", "%q is not served (the host speaks %q)", ver, served)
+			p.add(field, ruleFamilies, "%q is not served (the host speaks %q)", ver, served)
 		case wellFormed(floor) && cmp(ver, floor) < 0:
-			p.add(field, "R18", "%q is below %s.%s %q", ver, fam, floorKey, floor)
+			p.add(field, ruleFloor, "%q is below %s.%s %q", ver, fam, floorKey, floor)
 		}
 	}
 	if !slices.Contains(list, pref) {
-		p.add(fam+"."+prefKey, "R6", "%q is not in %s.%s", pref, fam, listKey)
+		p.add(fam+"."+prefKey, ruleRefresh, "%q is not in %s.%s", pref, fam, listKey)
 	}
 	if !slices.Contains(list, floor) {
-		p.add(fam+"."+floorKey, "R6", "%q is not in %s.%s", floor, fam, listKey)
+		p.add(fam+"."+floorKey, ruleRefresh, "%q is not in %s.%s", floor, fam, listKey)
 	}
 	if wellFormed(pref) && wellFormed(floor) && cmp(floor, pref) > 0 {
-		p.add(fam+"."+floorKey, "R6", "%q is above %s.%s %q", floor, fam, prefKey, pref)
+		p.add(fam+"."+floorKey, ruleRefresh, "%q is above %s.%s %q", floor, fam, prefKey, pref)
 	}
 }
 
@@ -197,25 +197,25 @@ func (v *Validator) checkA2A(now time.Time, a *A2A, s Served) problems {
 		ver, ok := strings.CutPrefix(pr, "a2a-")
 		switch {
 		case strings.HasSuffix(pr, "-legacy"):
-			p.add(field, "R5", "%q is a legacy profile, which is never advertised", pr)
+			p.add(field, ruleProfiles, "%q is a legacy profile, which is never advertised", pr)
 		case !ok || !wellFormedMajorMinor(ver):
-			p.add(field, "R5", "%q is not a profile id a2a-<major>.<minor>", pr)
+			p.add(field, ruleProfiles, "%q is not a profile id a2a-<major>.<minor>", pr)
 		case !slices.Contains(a.Versions, ver):
-			p.add(field, "R7", "%q claims version %s, which a2a.versions does not offer", pr, ver)
+			p.add(field, ruleA2AProfile, "%q claims version %s, which a2a.versions does not offer", pr, ver)
 		}
 		if ok && !hasCard {
-			p.add("a2a.agentCardUrl", "R7", "is required by profile %q", pr)
+			p.add("a2a.agentCardUrl", ruleA2AProfile, "is required by profile %q", pr)
 		}
 	}
 
 	served := s.A2A.JSONRPC || s.A2A.HTTPJSON
 	switch {
 	case hasCard && !absoluteHTTPURL(a.AgentCardURL):
-		p.add("a2a.agentCardUrl", "R7", "%q is not an absolute http(s) URL", a.AgentCardURL)
+		p.add("a2a.agentCardUrl", ruleA2AProfile, "%q is not an absolute http(s) URL", a.AgentCardURL)
 	case hasCard && !s.A2A.JSONRPC:
-		p.add("a2a.agentCardUrl", "R7", "is advertised but no A2A JSON-RPC interface is served")
+		p.add("a2a.agentCardUrl", ruleA2AProfile, "is advertised but no A2A JSON-RPC interface is served")
 	case !hasCard && served:
-		p.add("a2a.agentCardUrl", "R1", "is absent but an A2A interface is served; peers find it only through the card")
+		p.add("a2a.agentCardUrl", ruleFamilies, "is absent but an A2A interface is served; peers find it only through the card")
 	}
 
 	for _, c := range []struct {
@@ -228,21 +228,21 @@ func (v *Validator) checkA2A(now time.Time, a *A2A, s Served) problems {
 	} {
 		switch {
 		case c.claimed && !c.backs:
-			p.add("a2a."+c.key, "R28", "is claimed but not served")
+			p.add("a2a."+c.key, ruleServed, "is claimed but not served")
 		case c.claimed && !hasCard:
-			p.add("a2a."+c.key, "R28", "is claimed without a2a.agentCardUrl, so nothing inbound offers it")
+			p.add("a2a."+c.key, ruleServed, "is claimed without a2a.agentCardUrl, so nothing inbound offers it")
 		}
 	}
 
 	if a.AgentCards {
 		if !slices.Contains(a.Profiles, ProfileA2A10) {
-			p.add("a2a.agentCards", "R11", "requires profile %q in a2a.profiles", ProfileA2A10)
+			p.add("a2a.agentCards", ruleAgentCards, "requires profile %q in a2a.profiles", ProfileA2A10)
 		}
 		if !s.A2A.ExtendedCard {
-			p.add("a2a.agentCards", "R11", "requires GetExtendedAgentCard to be served")
+			p.add("a2a.agentCards", ruleAgentCards, "requires GetExtendedAgentCard to be served")
 		}
 		if !s.A2A.AgentCards {
-			p.add("a2a.agentCards", "R11", "requires per-agent cards from the agent inventory to be served")
+			p.add("a2a.agentCards", ruleAgentCards, "requires per-agent cards from the agent inventory to be served")
 		}
 	}
 	return p
@@ -277,17 +277,17 @@ func (v *Validator) checkMCP(now time.Time, m *MCP, s Served) problems {
 		rev, ok := strings.CutPrefix(pr, "mcp-")
 		switch {
 		case strings.HasSuffix(pr, "-legacy"):
-			p.add(field, "R5", "%q is a legacy profile, which is never advertised", pr)
+			p.add(field, ruleProfiles, "%q is a legacy profile, which is never advertised", pr)
 			continue
 		case !ok || !wellFormedRevision(rev):
-			p.add(field, "R5", "%q is not a profile id mcp-<YYYY-MM-DD>", pr)
+			p.add(field, ruleProfiles, "%q is not a profile id mcp-<YYYY-MM-DD>", pr)
 			continue
 		case !slices.Contains(m.Revisions, rev):
-			p.add(field, "R8", "%q claims revision %s, which mcp.revisions does not offer", pr, rev)
+			p.add(field, ruleMCPProfile, "%q claims revision %s, which mcp.revisions does not offer", pr, rev)
 		}
 		for _, f := range v.m.RequiredFeatures(pr) {
 			if !slices.Contains(m.Features, f) {
-				p.add("mcp.features", "R8", "lacks %q, which profile %q requires", f, pr)
+				p.add("mcp.features", ruleMCPProfile, "lacks %q, which profile %q requires", f, pr)
 			}
 		}
 	}
@@ -295,49 +295,49 @@ func (v *Validator) checkMCP(now time.Time, m *MCP, s Served) problems {
 	for i, f := range m.Features {
 		field := fmt.Sprintf("mcp.features[%d]", i)
 		if _, ok := v.m.Feature(f); !ok {
-			p.add(field, "R8", "%q is not a feature of the interop map", f)
+			p.add(field, ruleMCPProfile, "%q is not a feature of the interop map", f)
 			continue
 		}
 		backed, known := featureBacked(f, s.MCP)
 		switch {
 		case !known:
-			p.add(field, "R8", "%q cannot be verified as served by this library", f)
+			p.add(field, ruleMCPProfile, "%q cannot be verified as served by this library", f)
 		case !backed:
-			p.add(field, "R8", "%q is claimed but not served", f)
+			p.add(field, ruleMCPProfile, "%q is claimed but not served", f)
 		}
 	}
 	if len(s.MCP.Extensions) > 0 && !slices.Contains(m.Features, "extensions") {
-		p.add("mcp.features", "R8", "lacks \"extensions\" although server/discover lists %q", s.MCP.Extensions)
+		p.add("mcp.features", ruleMCPProfile, "lacks \"extensions\" although server/discover lists %q", s.MCP.Extensions)
 	}
 
 	for i, u := range m.ServerURLs {
 		if !absoluteHTTPURL(u) && !absolutePath(u) {
-			p.add(fmt.Sprintf("mcp.serverUrls[%d]", i), "R9", "%q is neither an absolute http(s) URL nor an absolute path", u)
+			p.add(fmt.Sprintf("mcp.serverUrls[%d]", i), ruleServerMount, "%q is neither an absolute http(s) URL nor an absolute path", u)
 		}
 	}
 	switch {
 	case len(m.ServerURLs) > 0 && !s.MCP.Mount:
-		p.add("mcp.serverUrls", "R9", "is advertised but no MCP server is mounted")
+		p.add("mcp.serverUrls", ruleServerMount, "is advertised but no MCP server is mounted")
 	case len(m.ServerURLs) == 0 && m.ServerMount != nil:
-		p.add("mcp.serverUrls", "R9", "needs an entry [0] addressing mcp.serverMount")
+		p.add("mcp.serverUrls", ruleServerMount, "needs an entry [0] addressing mcp.serverMount")
 	case len(m.ServerURLs) == 0 && s.MCP.Mount:
-		p.add("mcp.serverUrls", "R9", "is absent but an MCP server is mounted")
+		p.add("mcp.serverUrls", ruleServerMount, "is absent but an MCP server is mounted")
 	}
 	if m.ServerMount == nil && s.MCP.Mount {
-		p.add("mcp.serverMount", "R9", "is absent but an MCP server is mounted; the map gates tools, prompts and resources on it")
+		p.add("mcp.serverMount", ruleServerMount, "is absent but an MCP server is mounted; the map gates tools, prompts and resources on it")
 	}
 	if sm := m.ServerMount; sm != nil {
 		if !s.MCP.Mount {
-			p.add("mcp.serverMount", "R9", "is advertised but no MCP server is mounted")
+			p.add("mcp.serverMount", ruleServerMount, "is advertised but no MCP server is mounted")
 		}
 		for i, t := range sm.Transports {
 			if (t == TransportStdio || t == TransportStreamableHTTP) && !slices.Contains(s.MCP.Transports, t) {
-				p.add(fmt.Sprintf("mcp.serverMount.transports[%d]", i), "R9", "%q is not served", t)
+				p.add(fmt.Sprintf("mcp.serverMount.transports[%d]", i), ruleServerMount, "%q is not served", t)
 			}
 		}
 	}
 	if m.Client && !s.MCP.Client {
-		p.add("mcp.client", "R12", "is claimed but the MCP client is not exposed to pack code")
+		p.add("mcp.client", ruleMCPClient, "is claimed but the MCP client is not exposed to pack code")
 	}
 	return p
 }
@@ -360,11 +360,11 @@ func checkHostEvents(now time.Time, h *HostEvents, s Served) problems {
 	for i, t := range h.Types {
 		field := fmt.Sprintf("hostEvents.types[%d]", i)
 		if slices.ContainsFunc(h.Types[:i], func(o HostEventType) bool { return o.Type == t.Type }) {
-			p.add(field, "R144", "%q is listed twice; a type has one delivery class", t.Type)
+			p.add(field, ruleEventTypes, "%q is listed twice; a type has one delivery class", t.Type)
 			continue
 		}
 		if want := protocolDelivery(t.Type); want != "" && t.Delivery != want {
-			p.add(field+".delivery", "R143", "%q of %q must be %q", t.Delivery, t.Type, want)
+			p.add(field+".delivery", ruleHostEventDoc, "%q of %q must be %q", t.Delivery, t.Type, want)
 		}
 	}
 	return p

@@ -101,43 +101,43 @@ func badCases() []badCase {
 	return []badCase{
 		// a2a: versions, preferred, floor (OpenWOP facets/a2a.schema.json and facets/mcp.schema.json; interop.md §The refresh SLA, §The floor)
 		{"a2a preferred not offered", func(d *Declaration, s *Served) { d.A2A.PreferredVersion = "1.1" },
-			"a2a.preferredVersion", "R6", `"1.1" is not in a2a.versions`},
+			"a2a.preferredVersion", ruleRefresh, `"1.1" is not in a2a.versions`},
 		{"a2a floor not offered", func(d *Declaration, s *Served) { d.A2A.MinimumVersion = "0.3" },
-			"a2a.minimumVersion", "R6", `"0.3" is not in a2a.versions`},
+			"a2a.minimumVersion", ruleRefresh, `"0.3" is not in a2a.versions`},
 		{"a2a floor above preferred", func(d *Declaration, s *Served) {
 			d.A2A.Versions, s.A2A.Versions = []string{"1.0", "1.1"}, []string{"1.0", "1.1"}
 			d.A2A.PreferredVersion, d.A2A.MinimumVersion = "1.0", "1.1"
-		}, "a2a.minimumVersion", "R6", `"1.1" is above a2a.preferredVersion "1.0"`},
+		}, "a2a.minimumVersion", ruleRefresh, `"1.1" is above a2a.preferredVersion "1.0"`},
 		{"a2a version below the floor", func(d *Declaration, s *Served) {
 			d.A2A.Versions, s.A2A.Versions = []string{"0.9", "1.0"}, []string{"0.9", "1.0"}
-		}, "a2a.versions[0]", "R18", `"0.9" is below a2a.minimumVersion "1.0"`},
+		}, "a2a.versions[0]", ruleFloor, `"0.9" is below a2a.minimumVersion "1.0"`},
 		{"a2a version with a leading zero", func(d *Declaration, s *Served) { d.A2A.Versions = []string{"1.0", "01.0"} },
-			"a2a.versions[1]", "R2", "not a well-formed major.minor"},
+			"a2a.versions[1]", ruleRequired, "not a well-formed major.minor"},
 		{"a2a version malformed", func(d *Declaration, s *Served) { d.A2A.Versions = []string{"1.0", "v2"} },
-			"a2a.versions[1]", "R2", `"v2"`},
+			"a2a.versions[1]", ruleRequired, `"v2"`},
 		{"a2a versions repeated", func(d *Declaration, s *Served) { d.A2A.Versions = []string{"1.0", "1.0"} },
 			"a2a.versions", "", "items at 0 and 1 are equal"},
 		{"a2a version not served", func(d *Declaration, s *Served) { d.A2A.Versions = []string{"1.0", "1.1"} },
-			"a2a.versions[1]", "R1", `"1.1" is not served`},
+			"a2a.versions[1]", ruleFamilies, `"1.1" is not served`},
 		// lifecycle (OpenWOP interop.md §The facets; capabilities.md §2)
 		{"experimental without until", func(d *Declaration, s *Served) { d.A2A.Status = StatusExperimental },
-			"a2a.until", "R3", "required when status is experimental"},
+			"a2a.until", ruleStatus, "required when status is experimental"},
 		{"stable with until", func(d *Declaration, s *Served) { d.MCP.Until = "2027-01-01" },
-			"mcp.until", "R3", "absent when status is stable"},
+			"mcp.until", ruleStatus, "absent when status is stable"},
 		{"until date in the past", func(d *Declaration, s *Served) {
 			d.A2A.Status, d.A2A.Until = StatusDeprecated, "2026-11-29"
-		}, "a2a.until", "R3", "until_in_past"},
+		}, "a2a.until", ruleStatus, "until_in_past"},
 		{"until version before since", func(d *Declaration, s *Served) {
 			s.ProtocolVersions = []string{"2.0", "2.1"}
 			d.MCP.Since, d.MCP.Status, d.MCP.Until = "2.1", StatusExperimental, "2.0"
-		}, "mcp.until", "R3", "before since"},
+		}, "mcp.until", ruleStatus, "before since"},
 		{"until version below the newest protocol version", func(d *Declaration, s *Served) {
 			s.ProtocolVersions = []string{"2.0", "2.3"}
 			d.A2A.Status, d.A2A.Until = StatusExperimental, "2.1"
-		}, "a2a.until", "R3", `below the host's newest protocol version "2.3"`},
+		}, "a2a.until", ruleStatus, `below the host's newest protocol version "2.3"`},
 		{"until not a calendar date", func(d *Declaration, s *Served) {
 			d.A2A.Status, d.A2A.Until = StatusExperimental, "2027-02-30"
-		}, "a2a.until", "R3", "not a calendar date"},
+		}, "a2a.until", ruleStatus, "not a calendar date"},
 		{"witness unknown", func(d *Declaration, s *Served) { d.A2A.Witness = "self-declared" },
 			"a2a.witness", "", "seam-gated"},
 		{"status unknown", func(d *Declaration, s *Served) { d.MCP.Status = "beta" },
@@ -145,145 +145,145 @@ func badCases() []badCase {
 		{"since malformed", func(d *Declaration, s *Served) { d.A2A.Since = "02.0" },
 			"a2a.since", "", "pattern"},
 		{"since not a protocol version", func(d *Declaration, s *Served) { d.A2A.Since = "2.4" },
-			"a2a.since", "R1", "protocolVersions"},
+			"a2a.since", ruleFamilies, "protocolVersions"},
 		// refresh SLA (OpenWOP interop.md §The refresh SLA)
 		{"a2a refreshedAt stale", func(d *Declaration, s *Served) { d.A2A.RefreshedAt = "2026-08-01" },
-			"a2a.refreshedAt", "R6", "older than the 90-day refresh window"},
+			"a2a.refreshedAt", ruleRefresh, "older than the 90-day refresh window"},
 		{"mcp refreshedAt exactly 90 days before today", func(d *Declaration, s *Served) { d.MCP.RefreshedAt = "2026-09-01" },
-			"mcp.refreshedAt", "R6", "older than the 90-day refresh window"},
+			"mcp.refreshedAt", ruleRefresh, "older than the 90-day refresh window"},
 		{"refreshedAt in the future", func(d *Declaration, s *Served) { d.A2A.RefreshedAt = "2026-12-02" },
-			"a2a.refreshedAt", "R6", "more than one day in the future"},
+			"a2a.refreshedAt", ruleRefresh, "more than one day in the future"},
 		{"refreshedAt not a date", func(d *Declaration, s *Served) { d.MCP.RefreshedAt = "2026-02-30" },
 			"mcp.refreshedAt", "", "date"},
 		{"refresh window above 90 days", func(d *Declaration, s *Served) { d.A2A.RefreshWindow = 91 * 24 * time.Hour },
-			"a2a.RefreshWindow", "R6", "2184h0m0s is not a window of at most 90 days"},
+			"a2a.RefreshWindow", ruleRefresh, "2184h0m0s is not a window of at most 90 days"},
 		{"negative refresh window", func(d *Declaration, s *Served) { d.MCP.RefreshWindow = -time.Hour },
-			"mcp.RefreshWindow", "R6", "not a window"},
+			"mcp.RefreshWindow", ruleRefresh, "not a window"},
 		{"shorter refresh window exceeded", func(d *Declaration, s *Served) {
 			d.MCP.RefreshWindow, d.MCP.RefreshedAt = 7*24*time.Hour, "2026-11-20"
-		}, "mcp.refreshedAt", "R6", "older than the 7-day refresh window"},
+		}, "mcp.refreshedAt", ruleRefresh, "older than the 7-day refresh window"},
 		// a2a profiles and card (OpenWOP interop.md §Legacy profiles are absent; interop map, a2a.card)
 		{"a2a legacy profile", func(d *Declaration, s *Served) { d.A2A.Profiles = []string{ProfileA2A10, "a2a-0.3-legacy"} },
-			"a2a.profiles[1]", "R5", "legacy"},
+			"a2a.profiles[1]", ruleProfiles, "legacy"},
 		{"a2a profile version not offered", func(d *Declaration, s *Served) { d.A2A.Profiles = []string{"a2a-1.1"} },
-			"a2a.profiles[0]", "R7", "a2a.versions does not offer"},
+			"a2a.profiles[0]", ruleA2AProfile, "a2a.versions does not offer"},
 		{"a2a profile without card", func(d *Declaration, s *Served) {
 			d.A2A.AgentCardURL, d.A2A.Streaming, d.A2A.PushNotifications, d.A2A.DurableTasks, d.A2A.AgentCards = "", false, false, false, false
 			s.A2A = ServedA2A{Versions: []string{A2AVersion}}
-		}, "a2a.agentCardUrl", "R7", `required by profile "a2a-1.0"`},
+		}, "a2a.agentCardUrl", ruleA2AProfile, `required by profile "a2a-1.0"`},
 		{"a2a card without JSON-RPC", func(d *Declaration, s *Served) { s.A2A.JSONRPC = false },
-			"a2a.agentCardUrl", "R7", "no A2A JSON-RPC interface"},
+			"a2a.agentCardUrl", ruleA2AProfile, "no A2A JSON-RPC interface"},
 		{"a2a card URL relative", func(d *Declaration, s *Served) { d.A2A.AgentCardURL = "/agent-card.json" },
-			"a2a.agentCardUrl", "R7", "absolute http(s) URL"},
+			"a2a.agentCardUrl", ruleA2AProfile, "absolute http(s) URL"},
 		{"a2a card URL with credentials", func(d *Declaration, s *Served) { d.A2A.AgentCardURL = "https://u:p@agents.example.com/card" },
-			"a2a.agentCardUrl", "R7", "absolute http(s) URL"},
+			"a2a.agentCardUrl", ruleA2AProfile, "absolute http(s) URL"},
 		{"a2a interface served without card", func(d *Declaration, s *Served) {
 			d.A2A.AgentCardURL, d.A2A.Profiles = "", nil
 			d.A2A.Streaming, d.A2A.PushNotifications, d.A2A.DurableTasks, d.A2A.AgentCards = false, false, false, false
-		}, "a2a.agentCardUrl", "R1", "an A2A interface is served"},
+		}, "a2a.agentCardUrl", ruleFamilies, "an A2A interface is served"},
 		{"a2a absent while served", func(d *Declaration, s *Served) { d.A2A = nil },
-			"a2a", "R1", "the host serves A2A"},
+			"a2a", ruleFamilies, "the host serves A2A"},
 		{"a2a profile with a leading zero", func(d *Declaration, s *Served) { d.A2A.Profiles = []string{ProfileA2A10, "a2a-01.0"} },
-			"a2a.profiles[1]", "R5", "not a profile id"},
+			"a2a.profiles[1]", ruleProfiles, "not a profile id"},
 		// a2a boolean facets (OpenWOP interop.md §Per-agent cards; interop map, a2a.card)
 		{"streaming not served", func(d *Declaration, s *Served) { s.A2A.Streaming = false },
-			"a2a.streaming", "R28", "not served"},
+			"a2a.streaming", ruleServed, "not served"},
 		{"push not served", func(d *Declaration, s *Served) { s.A2A.PushNotifications = false },
-			"a2a.pushNotifications", "R28", "not served"},
+			"a2a.pushNotifications", ruleServed, "not served"},
 		{"durable tasks not served", func(d *Declaration, s *Served) { s.A2A.DurableTasks = false },
-			"a2a.durableTasks", "R28", "not served"},
+			"a2a.durableTasks", ruleServed, "not served"},
 		{"streaming claimed with nothing inbound", func(d *Declaration, s *Served) {
 			d.A2A.AgentCardURL, d.A2A.Profiles, d.A2A.AgentCards = "", nil, false
 			s.A2A.JSONRPC, s.A2A.HTTPJSON = false, false
-		}, "a2a.streaming", "R28", "without a2a.agentCardUrl"},
+		}, "a2a.streaming", ruleServed, "without a2a.agentCardUrl"},
 		{"agentCards without the a2a-1.0 profile", func(d *Declaration, s *Served) { d.A2A.Profiles = nil },
-			"a2a.agentCards", "R11", `requires profile "a2a-1.0"`},
+			"a2a.agentCards", ruleAgentCards, `requires profile "a2a-1.0"`},
 		{"agentCards without extended card", func(d *Declaration, s *Served) { s.A2A.ExtendedCard = false },
-			"a2a.agentCards", "R11", "GetExtendedAgentCard"},
+			"a2a.agentCards", ruleAgentCards, "GetExtendedAgentCard"},
 		{"agentCards without per-agent cards", func(d *Declaration, s *Served) { s.A2A.AgentCards = false },
-			"a2a.agentCards", "R11", "per-agent cards"},
+			"a2a.agentCards", ruleAgentCards, "per-agent cards"},
 		{"agentCards without the agents family", func(d *Declaration, s *Served) { d.Agents = nil },
-			"agents.manifestRuntime", "R11", "required by a2a.agentCards"},
+			"agents.manifestRuntime", ruleAgentCards, "required by a2a.agentCards"},
 		{"agentCards without agents.manifestRuntime", func(d *Declaration, s *Served) { d.Agents.ManifestRuntime = nil },
-			"agents.manifestRuntime", "R11", "required by a2a.agentCards"},
+			"agents.manifestRuntime", ruleAgentCards, "required by a2a.agentCards"},
 		// agents
 		{"agents installScope unknown", func(d *Declaration, s *Served) { d.Agents.ManifestRuntime.InstallScope = "galaxy" },
 			"agents.manifestRuntime.installScope", "", "tenant"},
 		{"agents experimental without until", func(d *Declaration, s *Served) { d.Agents.Status = StatusExperimental },
-			"agents.until", "R3", "required when status is experimental"},
+			"agents.until", ruleStatus, "required when status is experimental"},
 		{"agents since not a protocol version", func(d *Declaration, s *Served) { d.Agents.Since = "2.4" },
-			"agents.since", "R1", "protocolVersions"},
+			"agents.since", ruleFamilies, "protocolVersions"},
 		{"agents witness unknown", func(d *Declaration, s *Served) { d.Agents.Witness = "hearsay" },
 			"agents.witness", "", "witnessable-gated"},
 		// mcp versions (OpenWOP facets/a2a.schema.json and facets/mcp.schema.json; interop.md §The refresh SLA)
 		{"mcp preferred not offered", func(d *Declaration, s *Served) { d.MCP.PreferredVersion = "2025-11-25" },
-			"mcp.preferredVersion", "R6", `"2025-11-25" is not in mcp.revisions`},
+			"mcp.preferredVersion", ruleRefresh, `"2025-11-25" is not in mcp.revisions`},
 		{"mcp revision not a calendar date", func(d *Declaration, s *Served) { d.MCP.Revisions = []string{"2026-07-28", "2026-02-30"} },
-			"mcp.revisions[1]", "R2", "not a well-formed revision date"},
+			"mcp.revisions[1]", ruleRequired, "not a well-formed revision date"},
 		{"mcp revision not served", func(d *Declaration, s *Served) {
 			d.MCP.Revisions, d.MCP.MinimumRevision = []string{"2025-11-25", "2026-07-28"}, "2025-11-25"
-		}, "mcp.revisions[0]", "R1", "not served"},
+		}, "mcp.revisions[0]", ruleFamilies, "not served"},
 		{"mcp floor above preferred", func(d *Declaration, s *Served) {
 			d.MCP.Revisions, s.MCP.Revisions = []string{"2025-11-25", "2026-07-28"}, []string{"2025-11-25", "2026-07-28"}
 			d.MCP.PreferredVersion, d.MCP.MinimumRevision = "2025-11-25", "2026-07-28"
-		}, "mcp.minimumRevision", "R6", "above mcp.preferredVersion"},
+		}, "mcp.minimumRevision", ruleRefresh, "above mcp.preferredVersion"},
 		// mcp profiles and features (OpenWOP interop.md §Legacy profiles are absent; interop map, mcp.features)
 		{"mcp profile lacks a required feature", func(d *Declaration, s *Served) {
 			d.MCP.Features = []string{"server-discover", "cacheable-lists", "extensions"}
-		}, "mcp.features", "R8", `lacks "mrtr", which profile "mcp-2026-07-28" requires`},
+		}, "mcp.features", ruleMCPProfile, `lacks "mrtr", which profile "mcp-2026-07-28" requires`},
 		{"mcp profile revision not offered", func(d *Declaration, s *Served) { d.MCP.Profiles = []string{ProfileMCP2026, "mcp-2025-11-25"} },
-			"mcp.profiles[1]", "R8", "mcp.revisions does not offer"},
+			"mcp.profiles[1]", ruleMCPProfile, "mcp.revisions does not offer"},
 		{"mcp legacy profile", func(d *Declaration, s *Served) { d.MCP.Profiles = []string{"mcp-2025-06-18-legacy"} },
-			"mcp.profiles[0]", "R5", "legacy"},
+			"mcp.profiles[0]", ruleProfiles, "legacy"},
 		{"mcp profile not a calendar date", func(d *Declaration, s *Served) { d.MCP.Profiles = []string{"mcp-2026-13-01"} },
-			"mcp.profiles[0]", "R5", "not a profile id"},
+			"mcp.profiles[0]", ruleProfiles, "not a profile id"},
 		{"mcp features repeated", func(d *Declaration, s *Served) { d.MCP.Features = append(d.MCP.Features, "mrtr") },
 			"mcp.features", "", "are equal"},
 		{"mcp feature unknown to the map", func(d *Declaration, s *Served) { d.MCP.Features = append(d.MCP.Features, "telepathy") },
-			"mcp.features[4]", "R8", "not a feature of the interop map"},
+			"mcp.features[4]", ruleMCPProfile, "not a feature of the interop map"},
 		{"mcp mrtr feature not served", func(d *Declaration, s *Served) { s.MCP.MRTR = false },
-			"mcp.features[1]", "R8", `"mrtr" is claimed but not served`},
+			"mcp.features[1]", ruleMCPProfile, `"mrtr" is claimed but not served`},
 		{"mcp discover feature not served", func(d *Declaration, s *Served) { s.MCP.Discover = false },
-			"mcp.features[0]", "R8", `"server-discover" is claimed but not served`},
+			"mcp.features[0]", ruleMCPProfile, `"server-discover" is claimed but not served`},
 		{"mcp cacheable lists not served", func(d *Declaration, s *Served) { s.MCP.CacheableLists = false },
-			"mcp.features[2]", "R8", `"cacheable-lists" is claimed but not served`},
+			"mcp.features[2]", ruleMCPProfile, `"cacheable-lists" is claimed but not served`},
 		{"mcp extensions feature with no extension", func(d *Declaration, s *Served) { s.MCP.Extensions = nil },
-			"mcp.features[3]", "R8", `"extensions" is claimed but not served`},
+			"mcp.features[3]", ruleMCPProfile, `"extensions" is claimed but not served`},
 		{"mcp tasks served without extensions feature", func(d *Declaration, s *Served) {
 			d.MCP.Features = []string{"server-discover", "mrtr", "cacheable-lists"}
-		}, "mcp.features", "R8", "io.modelcontextprotocol/tasks"},
+		}, "mcp.features", ruleMCPProfile, "io.modelcontextprotocol/tasks"},
 		// mcp mount (OpenWOP interop.md §The facets, §The MCP round ceiling; RFC 0204)
 		{"mcp transport outside the enum", func(d *Declaration, s *Served) {
 			d.MCP.ServerMount.Transports = []string{TransportStreamableHTTP, "grpc"}
 		}, "mcp.serverMount.transports[1]", "", "stdio"},
 		{"mcp transport not served", func(d *Declaration, s *Served) {
 			d.MCP.ServerMount.Transports = []string{TransportStdio}
-		}, "mcp.serverMount.transports[0]", "R9", `"stdio" is not served`},
+		}, "mcp.serverMount.transports[0]", ruleServerMount, `"stdio" is not served`},
 		{"mcp serverMount without serverUrls", func(d *Declaration, s *Served) { d.MCP.ServerURLs = nil },
-			"mcp.serverUrls", "R9", "addressing mcp.serverMount"},
+			"mcp.serverUrls", ruleServerMount, "addressing mcp.serverMount"},
 		{"mcp serverUrls without a mount", func(d *Declaration, s *Served) {
 			d.MCP.ServerMount, d.MCP.Features, d.MCP.Profiles = nil, nil, nil
 			s.MCP = ServedMCP{Revisions: []string{MCPRevision}, Client: true}
-		}, "mcp.serverUrls", "R9", "no MCP server is mounted"},
+		}, "mcp.serverUrls", ruleServerMount, "no MCP server is mounted"},
 		{"mcp serverMount without a mount", func(d *Declaration, s *Served) {
 			d.MCP.Features, d.MCP.Profiles = nil, nil
 			s.MCP = ServedMCP{Revisions: []string{MCPRevision}, Client: true}
-		}, "mcp.serverMount", "R9", "no MCP server is mounted"},
+		}, "mcp.serverMount", ruleServerMount, "no MCP server is mounted"},
 		{"mcp mount served without serverUrls", func(d *Declaration, s *Served) {
 			d.MCP.ServerURLs, d.MCP.ServerMount = nil, nil
-		}, "mcp.serverUrls", "R9", "an MCP server is mounted"},
+		}, "mcp.serverUrls", ruleServerMount, "an MCP server is mounted"},
 		{"mcp mount served without serverMount", func(d *Declaration, s *Served) { d.MCP.ServerMount = nil },
-			"mcp.serverMount", "R9", "an MCP server is mounted"},
+			"mcp.serverMount", ruleServerMount, "an MCP server is mounted"},
 		{"mcp serverUrl relative", func(d *Declaration, s *Served) { d.MCP.ServerURLs = []string{"mcp"} },
-			"mcp.serverUrls[0]", "R9", "neither an absolute http(s) URL nor an absolute path"},
+			"mcp.serverUrls[0]", ruleServerMount, "neither an absolute http(s) URL nor an absolute path"},
 		{"mcp mrtr zero rounds", func(d *Declaration, s *Served) { d.MCP.MRTR.MaxRounds = 0 },
 			"mcp.mrtr.maxRounds", "", "minimum"},
 		{"mcp mrtr seventeen rounds", func(d *Declaration, s *Served) { d.MCP.MRTR.MaxRounds = 17 },
 			"mcp.mrtr.maxRounds", "", "maximum"},
 		{"mcp client not exposed", func(d *Declaration, s *Served) { s.MCP.Client = false },
-			"mcp.client", "R12", "not exposed"},
+			"mcp.client", ruleMCPClient, "not exposed"},
 		{"mcp absent while mounted", func(d *Declaration, s *Served) { d.MCP = nil },
-			"mcp", "R1", "the host serves MCP"},
+			"mcp", ruleFamilies, "the host serves MCP"},
 		// hostEvents (OpenWOP RFC 0242 §B.3; host-event.schema.json; events.md §Host events)
 		{"host event type malformed", func(d *Declaration, s *Served) { d.HostEvents.Types[0].Type = "Deploy" },
 			"hostEvents.types[0].type", "", "pattern"},
@@ -291,13 +291,13 @@ func badCases() []badCase {
 			"hostEvents.types[0].delivery", "", "durable"},
 		{"host event type twice", func(d *Declaration, s *Served) {
 			d.HostEvents.Types = append(d.HostEvents.Types, HostEventType{Type: "acme.deploy-finished", Delivery: Ephemeral})
-		}, "hostEvents.types[1]", "R144", "listed twice"},
+		}, "hostEvents.types[1]", ruleEventTypes, "listed twice"},
 		{"negotiation.decided ephemeral", func(d *Declaration, s *Served) {
 			d.HostEvents.Types = []HostEventType{{Type: NegotiationDecided, Delivery: Ephemeral}}
-		}, "hostEvents.types[0].delivery", "R143", `must be "durable"`},
+		}, "hostEvents.types[0].delivery", ruleHostEventDoc, `must be "durable"`},
 		{"channel.presence durable", func(d *Declaration, s *Served) {
 			d.HostEvents.Types = []HostEventType{{Type: "channel.presence", Delivery: Durable}}
-		}, "hostEvents.types[0].delivery", "R143", `must be "ephemeral"`},
+		}, "hostEvents.types[0].delivery", ruleHostEventDoc, `must be "ephemeral"`},
 		{"host events record with no types", func(d *Declaration, s *Served) {
 			d.A2A.AgentCardURL = ""
 			*d = Declaration{HostEvents: &HostEvents{}}
@@ -377,7 +377,7 @@ func TestFieldErrorMessage(t *testing.T) {
 	d.Normalize()
 	d.A2A.PreferredVersion = "1.1"
 	err := v.Validate(testNow, d, s)
-	const want = `facets: a2a.preferredVersion "1.1" is not in a2a.versions (R6)`
+	const want = `facets: a2a.preferredVersion "1.1" is not in a2a.versions (OpenWOP interop.md §The refresh SLA)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Validate = %v, want exactly %q", err, want)
 	}
@@ -451,8 +451,8 @@ func TestRuleMessageReplacesSchemaMessage(t *testing.T) {
 	d.Normalize()
 	d.A2A.AgentCardURL = "/agent-card.json" // also not a "uri" to the schema
 	fes := FieldErrors(v.Validate(testNow, d, s))
-	if len(fes) != 1 || fes[0].Rule != "R7" {
-		t.Fatalf("got %d problems %v, want the one R7 message", len(fes), fes)
+	if len(fes) != 1 || fes[0].Rule != ruleA2AProfile {
+		t.Fatalf("got %d problems %v, want the one a2a.card message", len(fes), fes)
 	}
 	if got := checkRecord(v.schemas.a2a, "a2a", d.A2A); len(got) != 1 || got[0].Field != "a2a.agentCardUrl" {
 		t.Fatalf("the schema alone should fault a2a.agentCardUrl, got %v", got.err())
