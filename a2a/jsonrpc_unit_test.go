@@ -72,11 +72,9 @@ func TestParseEnvelope(t *testing.T) {
 }
 
 // TestRPCErrorEncoderRows writes every row of the error table, including
-// those no code path raises yet, into one golden file:
+// those no server code path raises, into one golden file (-32005 is also
+// raised and golden-tested in judge_test.go):
 //
-//   - -32005 ContentTypeNotSupported: no operation inspects part media
-//     types or acceptedOutputModes yet (the OpenWOP interop map's
-//     a2a.errors row makes it a request-time decision the core does not take), so it is encoder-only;
 //   - -32006 InvalidAgentResponse: only a host acting as A2A client
 //     raises it (OpenWOP interop map, a2a.errors), never this server;
 //   - -32008 ExtensionSupportRequired: the card lists no required

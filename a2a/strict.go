@@ -1,7 +1,7 @@
 package a2a
 
-// Case-sensitive member names (issue 4: "member names matched
-// case-sensitively"). encoding/json matches object keys to struct fields
+// Case-sensitive member names (JSON member names are case-sensitive, and
+// the A2A 1.0 proto-JSON names are exact). encoding/json matches object keys to struct fields
 // case-insensitively, with Unicode simple folding: "ID", "Id" and even
 // "meſsageId" (long s) or "pageToKen" (Kelvin sign) land in a field, so a
 // request that spells a member wrongly would be served as if it were right.

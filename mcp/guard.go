@@ -1,7 +1,7 @@
 package mcp
 
 // The guard: every request passes these steps, in this order, before any
-// tools, tasks or discovery work (issue 5; OpenWOP interop map, mcp.methods,
+// tools, tasks or discovery work (OpenWOP interop map, mcp.methods,
 // mcp.headers, mcp.meta and mcp.authorization):
 //
 //  0. After Server.Drain every request is 503 -32603 (config.go Drain).
