@@ -199,14 +199,14 @@ func TestNewRefusesClaimsNotServed(t *testing.T) {
 		field  string
 		rule   string
 	}{
-		{"push not served", func(c *wopinterop.Config) { c.A2A.Facet.PushNotifications = true }, "a2a.pushNotifications", "R28"},
+		{"push not served", func(c *wopinterop.Config) { c.A2A.Facet.PushNotifications = true }, "a2a.pushNotifications", "OpenWOP interop map a2a.card (capabilities)"},
 		{"no refreshedAt", func(c *wopinterop.Config) { c.A2A.Facet.RefreshedAt = "" }, "a2a.refreshedAt", ""},
-		{"stale refreshedAt", func(c *wopinterop.Config) { c.A2A.Facet.RefreshedAt = "2026-08-01" }, "a2a.refreshedAt", "R6"},
-		{"legacy profile", func(c *wopinterop.Config) { c.A2A.Facet.Profiles = []string{"a2a-0.3-legacy"} }, "a2a.profiles[0]", "R5"},
-		{"version not spoken", func(c *wopinterop.Config) { c.A2A.Facet.Versions = []string{"0.3"} }, "a2a.versions[0]", "R1"},
+		{"stale refreshedAt", func(c *wopinterop.Config) { c.A2A.Facet.RefreshedAt = "2026-08-01" }, "a2a.refreshedAt", "OpenWOP interop.md §The refresh SLA"},
+		{"legacy profile", func(c *wopinterop.Config) { c.A2A.Facet.Profiles = []string{"a2a-0.3-legacy"} }, "a2a.profiles[0]", "OpenWOP interop.md §Legacy profiles are absent"},
+		{"version not spoken", func(c *wopinterop.Config) { c.A2A.Facet.Versions = []string{"0.3"} }, "a2a.versions[0]", "OpenWOP interop.md §The facets"},
 		{"negotiation.decided not durable", func(c *wopinterop.Config) {
 			c.HostEvents = &facets.HostEvents{Types: []facets.HostEventType{{Type: "negotiation.decided", Delivery: facets.Ephemeral}}}
-		}, "hostEvents.types[0].delivery", "R143"},
+		}, "hostEvents.types[0].delivery", "OpenWOP host-event.schema.json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := validConfig(store)

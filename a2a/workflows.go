@@ -9,7 +9,7 @@ package a2a
 //
 // A ListWorkflows round trip per message would put a store read on every
 // SendMessage; the caller's set is cached instead, keyed by the whole
-// authorization context (internal/subjectkey: tenant, workspace,
+// authorization context (internal/authcache over internal/subjectkey: tenant, workspace,
 // principal, authentication, scopes, actor), never shared between two
 // callers, for Config.WorkflowTTL. A workflow the cached set does not hold
 // is read again before the request is refused, so a workflow added since
@@ -24,13 +24,12 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/wopinterop/wopinterop/internal/authcache"
 	"github.com/wopinterop/wopinterop/internal/schemacheck"
-	"github.com/wopinterop/wopinterop/internal/subjectkey"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -55,25 +54,21 @@ type workflowInfo struct {
 
 // workflowSet is one authorization context's workflows.
 type workflowSet struct {
-	tenant  string
-	expires time.Time
-	byID    map[string]*workflowInfo
+	byID map[string]*workflowInfo
 }
 
-// workflowCache holds the sets; safe for concurrent use.
+// workflowCache holds the sets per authorization context and the compiled
+// schemas; safe for concurrent use.
 type workflowCache struct {
-	ttl     time.Duration
 	schemas *schemacheck.Cache
-	mu      sync.Mutex
-	sets    map[string]*workflowSet
+	sets    *authcache.Cache[*workflowSet]
 }
 
-// maxWorkflowSets bounds the cache; a full cache drops expired sets first,
-// then arbitrary ones.
+// maxWorkflowSets bounds the cache.
 const maxWorkflowSets = 4096
 
 func newWorkflowCache(ttl time.Duration) *workflowCache {
-	return &workflowCache{ttl: ttl, schemas: schemacheck.NewCache(), sets: map[string]*workflowSet{}}
+	return &workflowCache{schemas: schemacheck.NewCache(), sets: authcache.New[*workflowSet](ttl, maxWorkflowSets)}
 }
 
 // errWorkflowUnknown is a workflow the caller's ListWorkflows does not
@@ -84,12 +79,9 @@ var errWorkflowUnknown = errors.New("a2a: not one of the caller's workflows")
 // or errWorkflowUnknown. A store error is returned as it is.
 func (s *Server) workflow(ctx context.Context, sub interop.Subject, id string) (*workflowInfo, error) {
 	wc := s.workflows
-	key := subjectkey.Of(sub)
+	key := authcache.Key(sub)
 	now := s.now()
-	wc.mu.Lock()
-	set := wc.sets[key]
-	wc.mu.Unlock()
-	if set != nil && now.Before(set.expires) {
+	if set, ok := wc.sets.Get(key, now); ok {
 		if w := set.byID[id]; w != nil {
 			return w, nil
 		}
@@ -98,15 +90,7 @@ func (s *Server) workflow(ctx context.Context, sub interop.Subject, id string) (
 	if err != nil {
 		return nil, err
 	}
-	if wc.ttl > 0 {
-		set.expires = now.Add(wc.ttl)
-		wc.mu.Lock()
-		if len(wc.sets) >= maxWorkflowSets {
-			wc.evictLocked(now)
-		}
-		wc.sets[key] = set
-		wc.mu.Unlock()
-	}
+	wc.sets.Put(key, sub.Tenant, set, now)
 	if w := set.byID[id]; w != nil {
 		return w, nil
 	}
@@ -123,7 +107,7 @@ func (s *Server) readWorkflows(ctx context.Context, sub interop.Subject) (*workf
 	case err != nil:
 		return nil, err
 	}
-	set := &workflowSet{tenant: sub.Tenant, byID: make(map[string]*workflowInfo, len(list))}
+	set := &workflowSet{byID: make(map[string]*workflowInfo, len(list))}
 	for _, wf := range list {
 		if wf.ID == "" || set.byID[wf.ID] != nil {
 			continue
@@ -183,34 +167,11 @@ func (s *Server) judgedBy(ctx context.Context, c *call, run *interop.Run) (*work
 	return w, nil
 }
 
-func (wc *workflowCache) evictLocked(now time.Time) {
-	for k, set := range wc.sets {
-		if !now.Before(set.expires) {
-			delete(wc.sets, k)
-		}
-	}
-	for k := range wc.sets {
-		if len(wc.sets) < maxWorkflowSets/2 {
-			break
-		}
-		delete(wc.sets, k)
-	}
-}
-
 // InvalidateWorkflows drops the cached workflows of tenant ("" drops every
 // tenant's), so that the next message reads input schemas and media types
 // from the store again. Call it when a tenant's workflows change;
 // otherwise they refresh after Config.WorkflowTTL.
-func (s *Server) InvalidateWorkflows(tenant string) {
-	wc := s.workflows
-	wc.mu.Lock()
-	defer wc.mu.Unlock()
-	for k, set := range wc.sets {
-		if tenant == "" || set.tenant == tenant {
-			delete(wc.sets, k)
-		}
-	}
-}
+func (s *Server) InvalidateWorkflows(tenant string) { s.workflows.sets.Invalidate(tenant) }
 
 // checkInputs validates a new task's inputs against the workflow's input
 // schema before any run exists. The refusal names the offending value: the

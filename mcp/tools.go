@@ -10,13 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/wopinterop/wopinterop/internal/authcache"
 	"github.com/wopinterop/wopinterop/internal/schemacheck"
-	"github.com/wopinterop/wopinterop/internal/subjectkey"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -109,8 +107,6 @@ type tool struct {
 
 // toolSet is one authorization context's tools.
 type toolSet struct {
-	tenant    string
-	expires   time.Time
 	sorted    []*tool
 	byName    map[string]*tool
 	firstPage []byte
@@ -121,81 +117,40 @@ type toolSet struct {
 // and the forwarding actor: whatever the host could authorize on
 // (OpenWOP interop map, mcp.methods and mcp.cache).
 type toolCache struct {
-	s       *Server
-	mu      sync.Mutex
-	entries map[string]*toolSet
+	s    *Server
+	sets *authcache.Cache[*toolSet]
 }
 
-// maxToolSets bounds the cache; a full cache drops expired entries first,
-// then arbitrary ones.
+// maxToolSets bounds the cache.
 const maxToolSets = 4096
 
 func newToolCache(s *Server) *toolCache {
-	return &toolCache{s: s, entries: map[string]*toolSet{}}
+	return &toolCache{s: s, sets: authcache.New[*toolSet](s.cfg.ListTTL, maxToolSets)}
 }
 
 // authContextKey identifies an authorization context.
-func authContextKey(sub interop.Subject) string { return subjectkey.Of(sub) }
+func authContextKey(sub interop.Subject) string { return authcache.Key(sub) }
 
 // get returns the caller's tools, from the cache while fresh.
 func (tc *toolCache) get(ctx context.Context, sub interop.Subject) (*toolSet, error) {
 	key := authContextKey(sub)
 	now := tc.s.now()
-	tc.mu.Lock()
-	set, ok := tc.entries[key]
-	tc.mu.Unlock()
-	if ok && now.Before(set.expires) {
+	if set, ok := tc.sets.Get(key, now); ok {
 		return set, nil
 	}
 	set, err := tc.build(ctx, sub)
 	if err != nil {
 		return nil, err
 	}
-	if tc.s.cfg.ListTTL > 0 {
-		set.expires = now.Add(tc.s.cfg.ListTTL)
-		tc.mu.Lock()
-		if len(tc.entries) >= maxToolSets {
-			tc.evictLocked(now)
-		}
-		tc.entries[key] = set
-		tc.mu.Unlock()
-	}
+	tc.sets.Put(key, sub.Tenant, set, now)
 	return set, nil
-}
-
-// evictLocked drops the expired lists, then arbitrary ones until the
-// cache is half full.
-func (tc *toolCache) evictLocked(now time.Time) {
-	for k, e := range tc.entries {
-		if !now.Before(e.expires) {
-			delete(tc.entries, k)
-		}
-	}
-	for k := range tc.entries {
-		if len(tc.entries) < maxToolSets/2 {
-			break
-		}
-		delete(tc.entries, k)
-	}
-}
-
-// invalidate drops the cached lists of tenant, or every list when tenant
-// is "".
-func (tc *toolCache) invalidate(tenant string) {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	for k, e := range tc.entries {
-		if tenant == "" || e.tenant == tenant {
-			delete(tc.entries, k)
-		}
-	}
 }
 
 // InvalidateTools drops the cached tool lists of tenant ("" drops every
 // tenant's), so the next tools/list or tools/call reads the workflows from
 // the store again. Call it when a tenant's workflows or a caller's
 // authorizations change; otherwise lists refresh after ListTTL.
-func (s *Server) InvalidateTools(tenant string) { s.tools.invalidate(tenant) }
+func (s *Server) InvalidateTools(tenant string) { s.tools.sets.Invalidate(tenant) }
 
 // build reads the caller's workflows and encodes them as tools. A workflow
 // whose input schema is not a JSON object or does not compile cannot be
@@ -206,7 +161,7 @@ func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, 
 	if err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)
 	}
-	set := &toolSet{tenant: sub.Tenant, byName: make(map[string]*tool, len(wfs))}
+	set := &toolSet{byName: make(map[string]*tool, len(wfs))}
 	for _, wf := range wfs {
 		if wf.ID == "" || set.byName[wf.ID] != nil {
 			continue
