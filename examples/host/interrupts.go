@@ -45,12 +45,7 @@ func (l links) interruptURL(_ context.Context, _ interop.Subject, run interop.Ru
 // getInterrupt serves GET /runs/{runId}/interrupts/{interruptId}: the open
 // interrupt, or 404 when the run has no such open interrupt.
 func (s *server) getInterrupt(w http.ResponseWriter, r *http.Request, sub interop.Subject) {
-	runID, err := parsePathID(sub, pathSegment(r, runIDSegment), "runId")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	interruptID, err := parsePathID(sub, pathSegment(r, interruptIDSegment), "interruptId")
+	runID, interruptID, err := interruptPath(sub, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -63,16 +63,22 @@ func TestRunRefusesBadFlags(t *testing.T) {
 
 // TestRunInProcess serves with custom keys and a public URL, then drains on
 // context cancellation with an event stream open.
-func TestRunInProcess(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// inProcess is the host's run function serving in this process.
+type inProcess struct {
+	base   string      // the URL it listens on
+	done   <-chan int  // its exit code, once it returned
+	stderr *syncBuffer // what it logged
+}
+
+// runInProcess starts run with args and waits for its "listening on" line;
+// cancelling ctx shuts it down. onDrain is run's drain hook.
+func runInProcess(t *testing.T, ctx context.Context, args []string, onDrain func()) inProcess {
+	t.Helper()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	stderr := &syncBuffer{}
 	done := make(chan int, 1)
-	drained := make(chan struct{})
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-keys", "initech=k-initech", "-public-url", "https://demo.example/"},
-			outW, &stderr, func() { close(drained) })
+		done <- run(ctx, args, outW, stderr, onDrain)
 		outW.Close()
 	}()
 	line, err := bufio.NewReader(outR).ReadString('\n')
@@ -84,6 +90,15 @@ func TestRunInProcess(t *testing.T) {
 		t.Fatalf("first line %q", line)
 	}
 	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	return inProcess{base: base, done: done, stderr: stderr}
+}
+
+func TestRunInProcess(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	drained := make(chan struct{})
+	p := runInProcess(t, ctx, []string{"-addr", "127.0.0.1:0", "-keys", "initech=k-initech", "-public-url", "https://demo.example/"}, func() { close(drained) })
+	base, done, stderr := p.base, p.done, p.stderr
 
 	post := func(key string) *http.Response {
 		rq, _ := http.NewRequest("POST", base+"/runs", strings.NewReader(`{"workflowId":"conformance-noop"}`))
@@ -229,22 +244,8 @@ func runBinary(t *testing.T, bin string, sig syscall.Signal) {
 func TestShutdownAnswersInFlightRequests(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	outR, outW := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, outW, &stderr, nil)
-		outW.Close()
-	}()
-	line, err := bufio.NewReader(outR).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, ok := listeningURL(strings.TrimSuffix(line, "\n"))
-	if !ok {
-		t.Fatalf("first line %q", line)
-	}
-	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	p := runInProcess(t, ctx, []string{"-addr", "127.0.0.1:0"}, nil)
+	base, done, stderr := p.base, p.done, p.stderr
 	h := &testHost{t: t, url: base, client: http.DefaultClient}
 
 	// An A2A task waiting for approval, and a stream following it.

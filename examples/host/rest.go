@@ -180,15 +180,22 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request, sub interop.S
 	s.respond(w, r, http.StatusOK, cancelView{RunID: run.ID, Status: run.Status})
 }
 
+// interruptPath reads the run and interrupt ids of a
+// /runs/{runId}/interrupts/{interruptId} path.
+func interruptPath(sub interop.Subject, r *http.Request) (runID, interruptID string, err error) {
+	if runID, err = parsePathID(sub, pathSegment(r, runIDSegment), "runId"); err != nil {
+		return "", "", err
+	}
+	if interruptID, err = parsePathID(sub, pathSegment(r, interruptIDSegment), "interruptId"); err != nil {
+		return "", "", err
+	}
+	return runID, interruptID, nil
+}
+
 // resolveInterrupt serves POST /runs/{runId}/interrupts/{interruptId} with
 // the closed body {"resumeValue": …}; it answers the run after resolution.
 func (s *server) resolveInterrupt(w http.ResponseWriter, r *http.Request, sub interop.Subject) {
-	runID, err := parsePathID(sub, pathSegment(r, runIDSegment), "runId")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	interruptID, err := parsePathID(sub, pathSegment(r, interruptIDSegment), "interruptId")
+	runID, interruptID, err := interruptPath(sub, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
