@@ -128,12 +128,9 @@ func newToolCache(s *Server) *toolCache {
 	return &toolCache{s: s, sets: authcache.New[*toolSet](s.cfg.ListTTL, maxToolSets)}
 }
 
-// authContextKey identifies an authorization context.
-func authContextKey(sub interop.Subject) string { return authcache.Key(sub) }
-
 // get returns the caller's tools, from the cache while fresh.
 func (tc *toolCache) get(ctx context.Context, sub interop.Subject) (*toolSet, error) {
-	key := authContextKey(sub)
+	key := authcache.Key(sub)
 	now := tc.s.now()
 	if set, ok := tc.sets.Get(key, now); ok {
 		return set, nil

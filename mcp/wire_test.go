@@ -184,31 +184,6 @@ func TestToolsListCache(t *testing.T) {
 	}
 }
 
-func TestAuthContextKey(t *testing.T) {
-	base := interop.Subject{Tenant: "t", Principal: "p", Authenticated: true, Scopes: []string{"b", "a"}}
-	same := base
-	same.Scopes = []string{"a", "b", "a"}
-	if authContextKey(base) != authContextKey(same) {
-		t.Error("scope order or repetition changed the key")
-	}
-	variants := []func(*interop.Subject){
-		func(s *interop.Subject) { s.Tenant = "u" },
-		func(s *interop.Subject) { s.Workspace = "w" },
-		func(s *interop.Subject) { s.Principal = "q" },
-		func(s *interop.Subject) { s.Authenticated = false },
-		func(s *interop.Subject) { s.Scopes = []string{"a"} },
-		func(s *interop.Subject) { s.Tenant, s.Principal = "t1", "" }, // no ambiguity between fields
-	}
-	for i, v := range variants {
-		s := base
-		s.Scopes = append([]string(nil), base.Scopes...)
-		v(&s)
-		if authContextKey(s) == authContextKey(base) {
-			t.Errorf("variant %d shares the key", i)
-		}
-	}
-}
-
 func toolNames(t testing.TB, body []byte) []string {
 	t.Helper()
 	var r struct {
