@@ -82,6 +82,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now stamps records; nil means time.Now.
 	Now func() time.Time
+	// Clock times the waits between attempts and after store faults, and
+	// dates a Retry-After; nil means the system clock.
+	Clock Clock
 }
 
 // Service is A2A push delivery: the push-config operations (register,
@@ -105,6 +108,7 @@ type Service struct {
 	client     *http.Client
 	log        *slog.Logger
 	now        func() time.Time
+	clock      Clock
 	sem        chan struct{}
 	idPrefix   string
 	nextID     atomic.Uint64
@@ -158,7 +162,7 @@ func New(store interop.RunStore, project Projector, o Options) (*Service, error)
 		store: store, project: project, events: o.Events,
 		guard: o.Guard, configs: o.Configs, vault: o.Vault, outbox: o.Outbox,
 		retry: retry, maxPerTask: o.MaxConfigsPerTask,
-		log: o.Logger, now: o.Now,
+		log: o.Logger, now: o.Now, clock: o.Clock,
 		idPrefix: "dl-" + isolation.NewOpaque() + "-",
 		watchers: map[string]*watcher{},
 		lanes:    map[laneKey]*lane{},
@@ -190,6 +194,9 @@ func New(store interop.RunStore, project Projector, o Options) (*Service, error)
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.clock == nil {
+		s.clock = systemClock{}
 	}
 	s.client = s.guard.Client(o.TLS)
 	s.watchCtx, s.stopWatch = context.WithCancel(context.Background())
