@@ -226,7 +226,9 @@ func (s *Service) readTarget(ctx context.Context, d *Delivery) (rec Record, secr
 	case errors.Is(err, interop.ErrNotFound):
 		return Record{}, Secret{}, targetGone, nil
 	case err != nil:
-		s.log.ErrorContext(ctx, "push: reading a config failed", "task", d.TaskID, "config", d.ConfigID)
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "push: reading a config failed", "task", d.TaskID, "config", d.ConfigID)
+		}
 		return Record{}, Secret{}, targetGone, err
 	case rec.Done:
 		return Record{}, Secret{}, targetGone, nil
@@ -238,7 +240,9 @@ func (s *Service) readTarget(ctx context.Context, d *Delivery) (rec Record, secr
 	case errors.Is(err, ErrSecretNotFound):
 		return rec, Secret{}, targetNoSecret, nil
 	case err != nil:
-		s.log.ErrorContext(ctx, "push: opening a secret failed", "task", d.TaskID, "config", d.ConfigID)
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "push: opening a secret failed", "task", d.TaskID, "config", d.ConfigID)
+		}
 		return Record{}, Secret{}, targetGone, err
 	}
 	return rec, secret, targetReady, nil
