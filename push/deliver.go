@@ -151,8 +151,9 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 			return false
 		}
 		s.log.WarnContext(ctx, "push: delivery attempt failed", "task", d.TaskID, "config", d.ConfigID, "attempt", attempt, "class", out.class)
-		// A dead letter only when the receiver refused the push for good or
-		// the schedule is spent (OpenWOP webhooks.md §Durability).
+		// A dead letter only when the schedule is spent (OpenWOP
+		// webhooks.md §Durability) or the receiver refused this push for
+		// good: a 4xx that does not ask for a later try (RFC 9110 §15.5).
 		if out.final || attempt >= s.retry.MaxAttempts {
 			if !s.deadLetter(ctx, &rec, attempt, out.class) {
 				return false

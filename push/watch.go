@@ -60,6 +60,7 @@ const (
 	followStopped    followResult = iota // ctx ended
 	followTerminal                       // the terminal event was queued
 	followUnreadable                     // the run is no longer readable
+	followAgain                          // the pass ended early: reopen the watch from the last event queued
 )
 
 func (s *Service) watch(ctx context.Context, w *watcher, sub interop.Subject, task TaskRef, from int64, prev interop.RunStatus) {
@@ -181,10 +182,6 @@ func (s *Service) follow(ctx context.Context, sub interop.Subject, task TaskRef,
 	}
 }
 
-// followAgain: the pass ended early (a failure, or a run that was not
-// terminal yet after all); the watch is reopened from *from.
-const followAgain followResult = -1
-
 // followOnce opens the watch and queues events until the terminal one or
 // until the sequence ends. A panic of host code in it — the RunStore, its
 // event sequence, the Projector, the stores — ends the pass as a failure,
@@ -208,9 +205,9 @@ func (s *Service) followOnce(ctx context.Context, sub interop.Subject, task Task
 		if ev.Sequence <= *from {
 			continue
 		}
-		err := s.contained(ctx, "queueing a run event", task.ID, func() error { return s.queueEvent(ctx, sub, task, &ev, *prev) })
-		if err != nil {
-			return followAgain, err
+		qerr := s.contained(ctx, "queueing a run event", task.ID, func() error { return s.queueEvent(ctx, sub, task, &ev, *prev) })
+		if qerr != nil {
+			return followAgain, qerr
 		}
 		*from, *prev = ev.Sequence, ev.Status
 		if ev.Terminal() {
