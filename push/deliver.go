@@ -103,7 +103,12 @@ func (s *Service) laneStep(k laneKey, l *lane) (more bool) {
 		}
 	}()
 	if !s.deliver(ctx, &d) {
-		return true // abandoned on Close: the next step ends the lane
+		// Abandoned on Close: the lane ends, its deliveries stay in the
+		// outbox for the next Start.
+		s.mu.Lock()
+		delete(s.lanes, k)
+		s.mu.Unlock()
+		return false
 	}
 	s.mu.Lock()
 	l.queue[0] = Delivery{} // release the body
@@ -160,7 +165,7 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 			}
 			break
 		}
-		if !s.sleep(ctx, s.retry.wait(attempt, out.retryAfter)) {
+		if !s.backoff(ctx, s.retry.wait(attempt, out.retryAfter)) {
 			return false
 		}
 		// A delete between attempts stops delivery; a replacement takes

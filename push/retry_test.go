@@ -1,6 +1,7 @@
 package push
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -378,4 +379,31 @@ func TestDeadLetterIsNeverDropped(t *testing.T) {
 		t.Fatalf("%d sink failures logged, want 8", n)
 	}
 	waitFor(t, "the outbox drained", func() bool { return e.outbox.Len() == 0 })
+}
+
+// Close does not wait out a retry schedule: a push whose receiver is down
+// at shutdown stops at its failed attempt, stays in the outbox for the
+// next Start, and Close returns at once without its context's error.
+func TestCloseCutsRetryWaitsShort(t *testing.T) {
+	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{MaxAttempts: 60, Backoff: BackoffFixed, Delay: time.Hour, AttemptTimeout: 5 * time.Second}))
+	run := e.suspended(t, e.alice, 1)
+	e.register(t, e.alice, run, Spec{URL: rc.origin(), Token: secretToken})
+	e.accept(t, e.alice, run)
+	rc.next(t) // the first attempt failed; the next waits an hour
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := e.svc.Close(ctx); err != nil {
+		t.Fatalf("Close = %v, want nil: no attempt was in flight", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %v with a receiver down", took)
+	}
+	if e.outbox.Len() == 0 {
+		t.Fatal("the undelivered push left the outbox: the next Start could not resume it")
+	}
+	if n := len(e.events.all()); n != 0 {
+		t.Fatalf("%d dead letters at Close; the schedule was not spent", n)
+	}
 }

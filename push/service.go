@@ -240,10 +240,14 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops following runs, then waits until every queued delivery has
-// been attempted to its end (delivered, dead-lettered or dropped) or ctx
-// ends; then it abandons the attempts in flight, which stay in the outbox
-// for the next Start, and returns ctx.Err(). It is idempotent.
+// Close stops following runs, then lets every queued delivery be
+// attempted: one that is delivered, dead-lettered or dropped is done; one
+// whose attempt fails is not retried now — its wait is cut short and it
+// stays in the outbox for the next Start (an in-memory outbox loses it
+// with the process; a durable one keeps it). Close returns once every lane
+// has stopped, or abandons the attempts still in flight when ctx ends and
+// returns ctx.Err(). So a receiver that is down at shutdown costs at most
+// one attempt's timeout, never the retry schedule. It is idempotent.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state == stateClosing || s.state == stateClosed {
