@@ -76,11 +76,12 @@
 // sink that refuses it is tried again until it takes it. A delete stops a
 // config's queued deliveries before their next attempt. [Options.Clock]
 // times every wait, so a test runs the hour-long schedule in milliseconds
-// through the same code. [Service.Close] stops following runs and drains
-// the queue until its context ends (a push waiting out its retries holds
-// it until then: give Close a deadline); what is left stays in the outbox
-// for the next Start, so a durable Outbox and ConfigStore make delivery
-// survive a restart.
+// through the same code. [Service.Close] stops following runs and gives
+// every queued push its attempt, but cuts retry waits short: a push whose
+// receiver is down stays in the outbox instead of holding the shutdown
+// for hours. What is left is resumed by the next Start, so a durable
+// Outbox and ConfigStore make delivery survive a restart (the in-memory
+// defaults lose it with the process).
 //
 // # Faults in host code
 //
