@@ -181,6 +181,7 @@ func (a *Auditor) Start() {
 func (a *Auditor) run() {
 	defer close(a.done)
 	defer a.watchdog.Stop()
+	defer a.stopTrying() // releases the attempt contexts derived from it
 	for p := range a.queue {
 		a.deliverWithRetry(p)
 	}
