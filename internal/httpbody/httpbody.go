@@ -18,7 +18,8 @@ import (
 )
 
 // Errors of [Read]. A caller answers them in its protocol's shape: too
-// large is HTTP 413, too slow 408.
+// large is HTTP 413, too slow 408 where the protocol has a code for it
+// (the OpenWOP REST registry has none: the example host answers 400).
 var (
 	// ErrTooLarge reports a body, declared or received, over the limit.
 	ErrTooLarge = errors.New("httpbody: request body too large")
@@ -46,7 +47,19 @@ const MaxPooled = 64 << 10
 // (an SSE stream) is not cut. A ResponseWriter that cannot take a read
 // deadline (a middleware that wraps it without an Unwrap method) leaves
 // the body bounded in size only. timeout <= 0 means no time limit.
-func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
+//
+// On any error the rest of the body is abandoned: the response gets
+// Connection: close and the read deadline is left in the past, because
+// net/http would otherwise read up to 256 KiB more of the body, before the
+// response and after it, and a client trickling it would hold the
+// connection all that time.
+func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) (err error) {
+	defer func() {
+		if err != nil {
+			w.Header().Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
+	}()
 	if r.ContentLength > limit {
 		return ErrTooLarge
 	}
@@ -56,19 +69,23 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 	if timeout > 0 {
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+			defer func() {
+				if err == nil {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+			}()
 		}
 	}
 	// One byte more than the limit tells a body at the limit from one over
 	// it.
 	lr := limited{r: r.Body, n: limit + 1}
-	_, err := dst.ReadFrom(&lr)
+	_, readErr := dst.ReadFrom(&lr)
 	switch {
 	case int64(dst.Len()) > limit:
 		return ErrTooLarge
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(readErr, os.ErrDeadlineExceeded):
 		return ErrTooSlow
-	case err != nil:
+	case readErr != nil:
 		return ErrIncomplete
 	}
 	return nil

@@ -173,3 +173,46 @@ func TestWriterWithoutDeadlines(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A refused body is abandoned: the refusal goes out at once and the
+// connection closes, although the client keeps trickling the rest (net/http
+// would otherwise read up to 256 KiB more of it first).
+func TestRefusedBodyIsAbandoned(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	addr, got := serve(t, 1<<20, timeout, func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, "refused")
+	})
+	start := time.Now()
+	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				if _, err := c.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	if r := <-got; !errors.Is(r.err, ErrTooSlow) {
+		t.Fatalf("err = %v", r.err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no refusal: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	if took := time.Since(start); string(b) != "refused" || !res.Close || took > timeout+time.Second {
+		t.Fatalf("refusal %q after %v, close %v", b, took, res.Close)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("the connection stayed open for the rest of the body")
+	}
+}
