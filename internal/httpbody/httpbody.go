@@ -40,24 +40,39 @@ const MaxPooled = 64 << 10
 
 // Read appends r's body to dst, reading at most limit bytes within
 // timeout. A Content-Length over limit is refused before a byte is read.
+//
 // The time limit is a read deadline on the connection
 // (http.ResponseController), which also cuts a body trickling in one byte
-// at a time; it is lifted again once the body is read, so a long response
-// (an SSE stream) is not cut. A ResponseWriter that cannot take a read
-// deadline (a middleware that wraps it without an Unwrap method) leaves
-// the body bounded in size only. timeout <= 0 means no time limit.
+// at a time. A server whose own ReadTimeout is shorter keeps its deadline:
+// Read never extends what the host configured. Either deadline is lifted
+// once the body is read, so a long response (an SSE stream, a call that
+// waits for its run) is not cut by it: net/http reads the idle connection
+// in the background while the handler runs, and a deadline that passes
+// then cancels the request's context. A ResponseWriter that cannot take a
+// read deadline (a middleware that wraps it without an Unwrap method)
+// leaves the body bounded in size only. timeout <= 0 means no time limit
+// of Read's own.
+//
+// A body Read could not read whole leaves the rest unread on an HTTP/1.x
+// connection, which then cannot carry another request: Read marks the
+// response "Connection: close" and leaves the read deadline expired, so
+// that net/http answers and closes the connection instead of first
+// reading — for a client that trickles, waiting for — what is left of the
+// body.
 func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
 	if r.ContentLength > limit {
+		closeAfter(w, r)
 		return ErrTooLarge
 	}
 	if r.ContentLength > 0 {
-		dst.Grow(int(min(r.ContentLength, initialGrowth)))
+		// bytes.Buffer.ReadFrom wants MinRead bytes free before every
+		// read, the last one (which sees EOF) included: reserving them too
+		// reads a small body into one allocation.
+		dst.Grow(int(min(r.ContentLength, initialGrowth)) + bytes.MinRead)
 	}
-	if timeout > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-		}
+	rc := http.NewResponseController(w)
+	if timeout > 0 && !serverBoundsSooner(r, timeout) {
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	}
 	// One byte more than the limit tells a body at the limit from one over
 	// it.
@@ -65,13 +80,40 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 	_, err := dst.ReadFrom(&lr)
 	switch {
 	case int64(dst.Len()) > limit:
-		return ErrTooLarge
+		err = ErrTooLarge
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return ErrTooSlow
+		err = ErrTooSlow
 	case err != nil:
-		return ErrIncomplete
+		err = ErrIncomplete
 	}
+	if err != nil {
+		closeAfter(w, r)
+		// net/http reads what is left of a body after the handler returns,
+		// to reuse the connection, the "Connection: close" one too: an
+		// expired deadline makes it give up at once rather than wait on a
+		// client that trickles.
+		_ = rc.SetReadDeadline(time.Now())
+		return err
+	}
+	_ = rc.SetReadDeadline(time.Time{}) // the response is not the body's to bound
 	return nil
+}
+
+// serverBoundsSooner reports whether the http.Server serving r has a
+// ReadTimeout of its own no longer than timeout: its deadline, set when the
+// request began, then already ends the body sooner.
+func serverBoundsSooner(r *http.Request, timeout time.Duration) bool {
+	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	return ok && srv.ReadTimeout > 0 && srv.ReadTimeout <= timeout
+}
+
+// closeAfter asks net/http to close an HTTP/1.x connection after the
+// response. HTTP/2 needs nothing: an unread stream is reset on its own,
+// while "Connection: close" there would shut the whole connection down.
+func closeAfter(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // limited reads at most n bytes of r, then reports io.EOF. Unlike
