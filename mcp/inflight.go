@@ -84,19 +84,21 @@ type flight struct {
 
 // own makes the request r the owner of runID.
 func (s *Server) own(r *http.Request, c *call, runID string) *flight {
-	f := &flight{s: s, sub: c.subject, runID: runID, key: flightKey(c.subject, c.msg.id), written: make(chan struct{})}
+	f := &flight{s: s, sub: c.subject, runID: runID, key: flightKey(r, c.subject, c.msg.id), written: make(chan struct{})}
 	s.inflight.add(f)
 	f.counted = s.begin()
 	f.stopAfter = context.AfterFunc(r.Context(), func() {
 		if f.counted {
 			defer s.end()
 		}
+		defer s.recoverIn("disconnect watch", nil)
 		f.disconnected()
 	})
 	return f
 }
 
-// disconnected runs when the request context ends.
+// disconnected runs when the request context ends: the client went away,
+// or the request ended without delivering an answer (a panic; recover.go).
 func (f *flight) disconnected() {
 	f.mu.Lock()
 	sending := f.sending
@@ -107,6 +109,7 @@ func (f *flight) disconnected() {
 			return
 		}
 	}
+	f.s.inflight.remove(f)
 	f.cancel(ReasonRequestCancelled)
 }
 
@@ -127,14 +130,18 @@ func (f *flight) cancel(reason string) {
 // response reached the connection, and ends the ownership: when it did
 // not, the run is cancelled rather than left to a client that will never
 // see its answer. It reports whether the response was sent.
-func (f *flight) deliver(write func() bool) bool {
+func (f *flight) deliver(write func() bool) (sent bool) {
 	f.mu.Lock()
 	f.sending = true
 	f.mu.Unlock()
-	f.sent = write()
-	close(f.written)
-	f.end(f.sent)
-	return f.sent
+	// Deferred, so that a write that panics still ends the ownership
+	// (and the disconnect watch, which waits on written, is not stuck).
+	defer func() {
+		f.sent = sent
+		close(f.written)
+		f.end(sent)
+	}()
+	return write()
 }
 
 // abandon ends the ownership of a request whose client is gone without
@@ -190,7 +197,7 @@ func (e *callEntry) cancel(string) { e.stop() }
 
 // flightKey scopes a request id to its Subject: a notification can only
 // name its own requests.
-func flightKey(sub interop.Subject, id []byte) string {
+func flightKey(_ *http.Request, sub interop.Subject, id []byte) string {
 	b := make([]byte, 0, len(sub.Tenant)+len(sub.Workspace)+len(sub.Principal)+len(id)+16)
 	for _, f := range [...]string{sub.Tenant, sub.Workspace, sub.Principal} {
 		b = strconv.AppendInt(b, int64(len(f)), 10)
