@@ -45,13 +45,12 @@ const MaxPooled = 64 << 10
 // (http.ResponseController), which also cuts a body trickling in one byte
 // at a time. A server whose own ReadTimeout is shorter keeps its deadline:
 // Read never extends what the host configured. Either deadline is lifted
-// once the body is read, so a long response (an SSE stream, a call that
-// waits for its run) is not cut by it: net/http reads the idle connection
-// in the background while the handler runs, and a deadline that passes
-// then cancels the request's context. A ResponseWriter that cannot take a
-// read deadline (a middleware that wraps it without an Unwrap method)
-// leaves the body bounded in size only. timeout <= 0 means no time limit
-// of Read's own.
+// once the body is read, so that it never bounds the response (an SSE
+// stream, a call that waits for its run); net/http lifts it too when a
+// body reaches its end, and Read does not depend on that. A ResponseWriter
+// that cannot take a read deadline (a middleware that wraps it without an
+// Unwrap method) leaves the body bounded in size only. timeout <= 0 means
+// no time limit of Read's own.
 //
 // A body Read could not read whole leaves the rest unread on an HTTP/1.x
 // connection, which then cannot carry another request: Read marks the
