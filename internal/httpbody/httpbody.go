@@ -70,8 +70,9 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 		dst.Grow(int(min(r.ContentLength, initialGrowth)) + bytes.MinRead)
 	}
 	rc := http.NewResponseController(w)
+	deadlines := true // unless the writer turns the first one down
 	if timeout > 0 && !serverBoundsSooner(r, timeout) {
-		_ = rc.SetReadDeadline(time.Now().Add(timeout))
+		deadlines = rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	}
 	// One byte more than the limit tells a body at the limit from one over
 	// it.
@@ -91,10 +92,14 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 		// to reuse the connection, the "Connection: close" one too: an
 		// expired deadline makes it give up at once rather than wait on a
 		// client that trickles.
-		_ = rc.SetReadDeadline(time.Now())
+		if deadlines {
+			_ = rc.SetReadDeadline(time.Now())
+		}
 		return err
 	}
-	_ = rc.SetReadDeadline(time.Time{}) // the response is not the body's to bound
+	if deadlines {
+		_ = rc.SetReadDeadline(time.Time{}) // the response is not the body's to bound
+	}
 	return nil
 }
 
