@@ -75,6 +75,9 @@ type Config struct {
 	// AllowAnonymous lets a request the SubjectResolver answers with an
 	// unauthenticated Subject through (only where the host advertises
 	// an anonymous actor; OpenWOP interop map, mcp.authorization). Otherwise such a request is 401.
+	// An anonymous Subject identifies no caller, so the mount caches
+	// nothing for it and ties its notifications/cancelled to the
+	// connection of the call they name (see the package documentation).
 	AllowAnonymous bool
 	// WWWAuthenticate is the challenge sent with a 401; "" means "Bearer".
 	WWWAuthenticate string
