@@ -8,7 +8,7 @@ package mcp
 //	-32700 parse error, -32600 invalid request      400
 //	-32602, -32020, -32021, -32022                  400
 //	-32601 method not found                         404
-//	-32603 internal error (a panic too; recover.go)  500
+//	-32603 internal error (a panic too; recover.go) 500
 //	-32603 while shutting down (Server.Drain)       503
 //	refusals before the body (405, 401, 403, 413)   their own status, -32600, no id
 //	a body too slow (BodyTimeout)                   408, -32600, no id
