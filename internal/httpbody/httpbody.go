@@ -60,7 +60,7 @@ const MaxPooled = 64 << 10
 // body.
 func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
 	if r.ContentLength > limit {
-		closeAfter(w, r)
+		abandon(w, r)
 		return ErrTooLarge
 	}
 	if r.ContentLength > 0 {
@@ -87,14 +87,7 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 		err = ErrIncomplete
 	}
 	if err != nil {
-		closeAfter(w, r)
-		// net/http reads what is left of a body after the handler returns,
-		// to reuse the connection, the "Connection: close" one too: an
-		// expired deadline makes it give up at once rather than wait on a
-		// client that trickles.
-		if deadlines {
-			_ = rc.SetReadDeadline(time.Now())
-		}
+		abandon(w, r)
 		return err
 	}
 	if deadlines {
@@ -111,13 +104,18 @@ func serverBoundsSooner(r *http.Request, timeout time.Duration) bool {
 	return ok && srv.ReadTimeout > 0 && srv.ReadTimeout <= timeout
 }
 
-// closeAfter asks net/http to close an HTTP/1.x connection after the
-// response. HTTP/2 needs nothing: an unread stream is reset on its own,
-// while "Connection: close" there would shut the whole connection down.
-func closeAfter(w http.ResponseWriter, r *http.Request) {
+// abandon gives up the rest of r's body. On HTTP/1.x the connection is
+// closed after the response; HTTP/2 needs no "Connection: close" (an
+// unread stream is reset on its own), which there would shut the whole
+// connection down. net/http reads what is left of a body after the
+// handler returns, to reuse the connection, the one it will close too: an
+// expired read deadline makes it give up at once rather than wait on a
+// client that trickles.
+func abandon(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor == 1 {
 		w.Header().Set("Connection", "close")
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // limited reads at most n bytes of r, then reports io.EOF. Unlike

@@ -276,6 +276,12 @@ func TestServerReadTimeoutKept(t *testing.T) {
 	}
 }
 
+// deadlineRecorder is a recorder that takes deadlines, as a connection
+// does (a plain recorder's refusal is an allocation of its own).
+type deadlineRecorder struct{ *httptest.ResponseRecorder }
+
+func (deadlineRecorder) SetReadDeadline(time.Time) error { return nil }
+
 // A small body is read into the one buffer its declared length reserves:
 // no more allocations than an empty body, which ReadFrom reads into one
 // MinRead buffer.
@@ -285,12 +291,12 @@ func TestSmallBodyReadInOneStep(t *testing.T) {
 		r := httptest.NewRequest("POST", "/", nil)
 		r.Body = io.NopCloser(src)
 		r.ContentLength = int64(n)
-		w := httptest.NewRecorder()
+		w := deadlineRecorder{httptest.NewRecorder()}
 		body := strings.Repeat("a", n)
 		return testing.AllocsPerRun(50, func() {
 			src.Reset(body)
 			var buf bytes.Buffer
-			if err := Read(w, r, &buf, 1<<20, 0); err != nil || buf.Len() != n {
+			if err := Read(w, r, &buf, 1<<20, time.Second); err != nil || buf.Len() != n {
 				t.Fatalf("read %d bytes, %v", buf.Len(), err)
 			}
 		})
@@ -300,5 +306,30 @@ func TestSmallBodyReadInOneStep(t *testing.T) {
 		if got := allocs(n); got != empty {
 			t.Errorf("a %d-byte body took %v allocations, an empty one %v", n, got, empty)
 		}
+	}
+}
+
+// A body declared over the limit is refused before it is read, and the
+// connection is closed right after the answer, not once the client has
+// sent what it declared.
+func TestDeclaredTooLargeClosesAtOnce(t *testing.T) {
+	addr, got := serve(t, 10, time.Minute, func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	})
+	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+	stop := make(chan struct{})
+	defer close(stop)
+	go trickle(c, 20*time.Millisecond, stop) // the whole body would take 2s
+	if r := <-got; !errors.Is(r.err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", r.err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != http.StatusRequestEntityTooLarge || !res.Close {
+		t.Fatalf("answer %v, %v", res, err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the connection stayed open while the client trickled: %v", err)
 	}
 }
