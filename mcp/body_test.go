@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -132,11 +134,11 @@ func TestSlowBodyTimesOut(t *testing.T) {
 			}
 		}
 	}()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second)) // the whole body would take 50s
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		t.Fatalf("no answer to a trickling body within 5s: %v", err)
+		t.Fatalf("no answer to a trickling body within 20s: %v", err)
 	}
 	took := time.Since(start)
 	body, _ := io.ReadAll(resp.Body)
@@ -144,10 +146,11 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		t.Fatalf("answer %d %q (Connection: close %v) %s", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Close, body)
 	}
 	checkGolden(t, "error_body_timeout", body)
-	if took < timeout || took > timeout+2*time.Second {
+	if took < timeout || took > timeout+10*time.Second { // late on a loaded machine, never early
 		t.Errorf("answered after %v, want about %v", took, timeout)
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	// EOF, or a reset as the server closed with trickled bytes unread.
+	if _, err := br.ReadByte(); err != io.EOF && !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("the connection stayed open: %v", err)
 	}
 	if page := e.runsOf(alice); len(page.Runs) != 0 {

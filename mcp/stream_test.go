@@ -90,14 +90,17 @@ func openStream(t testing.TB, ts *httptest.Server, q rpc) *sse {
 // applies, and each message gets its own write deadline, which bounds the
 // writing of that message, not the idle time after it.
 func TestStreamsOutliveServerTimeouts(t *testing.T) {
-	const serverTimeout = 200 * time.Millisecond
-	const outlive = 5 * serverTimeout
+	const (
+		serverTimeout = 200 * time.Millisecond // the http.Server's ReadTimeout and WriteTimeout
+		writeTimeout  = 500 * time.Millisecond // StreamWriteTimeout: one message's write
+		outlive       = 3 * writeTimeout       // the stream idles longer than either
+	)
 	for _, h2 := range []bool{false, true} {
 		proto := map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2]
 		t.Run(proto+"/progress", func(t *testing.T) {
 			e := newEnv(t, func(c *Config) {
 				c.Tools = &streamTools{pause: outlive}
-				c.StreamWriteTimeout = serverTimeout // bounds writing, not idling
+				c.StreamWriteTimeout = writeTimeout
 			})
 			ts := e.serveWith(h2, serverTimeout, serverTimeout)
 			stream := openStream(t, ts, progressCall("slow-progress"))
@@ -111,7 +114,7 @@ func TestStreamsOutliveServerTimeouts(t *testing.T) {
 			}
 		})
 		t.Run(proto+"/listen", func(t *testing.T) {
-			e := newEnv(t, withTasks, func(c *Config) { c.StreamWriteTimeout = serverTimeout })
+			e := newEnv(t, withTasks, func(c *Config) { c.StreamWriteTimeout = writeTimeout })
 			ts := e.serveWith(h2, serverTimeout, serverTimeout)
 			taskID, _ := e.startTask("waits")
 			stream := openStream(t, ts, rpc{method: "subscriptions/listen", id: `"sub-1"`, caps: tasksCaps,
@@ -176,8 +179,8 @@ func TestStreamWriteTimeoutCutsStalledClient(t *testing.T) {
 				if err == nil {
 					t.Fatal("the flood ended without its context ending")
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("a stream nobody reads was not cut within 5s")
+			case <-time.After(15 * time.Second):
+				t.Fatal("a stream nobody reads was not cut within 15s")
 			}
 		})
 	}

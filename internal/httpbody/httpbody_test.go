@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -92,7 +93,7 @@ func TestReadWithinLimits(t *testing.T) {
 // A declared length reserves nothing beyond the first few KiB: memory
 // follows the bytes that arrive.
 func TestDeclaredLengthReservesNothing(t *testing.T) {
-	addr, got := serve(t, 4<<20, time.Second, nil)
+	addr, got := serve(t, 4<<20, 30*time.Second, nil)
 	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4194304\r\n\r\n0123456789")
 	time.Sleep(50 * time.Millisecond)
 	c.Close() // the client gives up after 10 bytes
@@ -130,10 +131,11 @@ func TestSlowBodyIsCut(t *testing.T) {
 		if !errors.Is(r.err, ErrTooSlow) {
 			t.Fatalf("err = %v, want ErrTooSlow", r.err)
 		}
-		if r.took < timeout || r.took > timeout+time.Second {
+		// A loaded machine may run the handler late, never early.
+		if r.took < timeout || r.took > timeout+5*time.Second {
 			t.Fatalf("cut after %v, want about %v", r.took, timeout)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(15 * time.Second):
 		t.Fatal("a trickling body was never cut")
 	}
 }
@@ -205,20 +207,20 @@ func TestSlowBodyAnsweredAtOnce(t *testing.T) {
 	if r := <-got; !errors.Is(r.err, ErrTooSlow) {
 		t.Fatalf("err = %v, want ErrTooSlow", r.err)
 	}
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second)) // the whole body would take 20s
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
-		t.Fatalf("no answer within 5s of the cut: %v", err)
+		t.Fatalf("no answer within 10s of the cut: %v", err)
 	}
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusRequestTimeout || string(b) != "too slow" || !res.Close {
 		t.Fatalf("answer %d %q, Connection close %v", res.StatusCode, b, res.Close)
 	}
-	if took := time.Since(start); took > timeout+time.Second {
+	if took := time.Since(start); took > timeout+5*time.Second {
 		t.Fatalf("answered %v after the request began, want about %v", took, timeout)
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	if _, err := br.ReadByte(); !closed(err) {
 		t.Fatalf("the connection stayed open after the answer: %v", err)
 	}
 }
@@ -256,10 +258,11 @@ func TestServerReadTimeoutKept(t *testing.T) {
 	go trickle(c, 20*time.Millisecond, stop)
 	select {
 	case o := <-out:
-		if !errors.Is(o.err, ErrTooSlow) || o.took > readTimeout+time.Second {
+		// Far below Read's minute, however late a loaded machine runs it.
+		if !errors.Is(o.err, ErrTooSlow) || o.took > 10*time.Second {
 			t.Fatalf("err = %v after %v, want ErrTooSlow after about %v", o.err, o.took, readTimeout)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the server's ReadTimeout was extended to Read's minute")
 	}
 
@@ -316,20 +319,27 @@ func TestDeclaredTooLargeClosesAtOnce(t *testing.T) {
 	addr, got := serve(t, 10, time.Minute, func(w http.ResponseWriter) {
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
 	})
-	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
 	stop := make(chan struct{})
 	defer close(stop)
-	go trickle(c, 20*time.Millisecond, stop) // the whole body would take 2s
+	go trickle(c, 20*time.Millisecond, stop) // the whole body would take 20s
 	if r := <-got; !errors.Is(r.err, ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", r.err)
 	}
-	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil || res.StatusCode != http.StatusRequestEntityTooLarge || !res.Close {
 		t.Fatalf("answer %v, %v", res, err)
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	if _, err := br.ReadByte(); !closed(err) {
 		t.Fatalf("the connection stayed open while the client trickled: %v", err)
 	}
+}
+
+// closed reports whether a read error says the server closed the
+// connection: EOF, or a reset when it closed with the client's bytes
+// still unread (the client kept trickling).
+func closed(err error) bool {
+	return err == io.EOF || errors.Is(err, syscall.ECONNRESET)
 }
