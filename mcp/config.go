@@ -75,6 +75,9 @@ type Config struct {
 	// AllowAnonymous lets a request the SubjectResolver answers with an
 	// unauthenticated Subject through (only where the host advertises
 	// an anonymous actor; OpenWOP interop map, mcp.authorization). Otherwise such a request is 401.
+	// An anonymous Subject identifies no caller, so the mount caches
+	// nothing for it and ties its notifications/cancelled to the
+	// connection of the call they name (see the package documentation).
 	AllowAnonymous bool
 	// WWWAuthenticate is the challenge sent with a 401; "" means "Bearer".
 	WWWAuthenticate string
@@ -128,8 +131,25 @@ type Config struct {
 	// before the host sees it (OpenWOP interop map, mcp.methods). Required with Resources.
 	ResourceSchemes []string
 
-	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
+	// MaxBodyBytes bounds request bodies; 0 means 4 MiB. A body is read
+	// into memory as its bytes arrive, whatever length it declares.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request body may take to arrive once
+	// the request is authenticated: a body still arriving then (a client
+	// trickling it in) is refused with HTTP 408 and a JSON-RPC -32600, and
+	// the connection is closed. 0 means 30 seconds. The http.Server's own
+	// ReadTimeout, when shorter, still applies to the body; once the body
+	// is read neither applies any longer, so a long answer (a call waiting
+	// for its run, a listen or progress stream) is never cut by a read
+	// deadline.
+	BodyTimeout time.Duration
+	// StreamWriteTimeout bounds each event of an SSE answer (a
+	// subscriptions/listen stream, a native tool call's progress): a client
+	// that stops reading for that long is cut off, which ends the stream
+	// as a disconnect would. It replaces the http.Server's WriteTimeout for
+	// the stream, which would otherwise end every stream at that age. 0
+	// means 30 seconds.
+	StreamWriteTimeout time.Duration
 	// Logger receives server faults (never secrets or request content); nil
 	// discards.
 	Logger *slog.Logger
@@ -139,10 +159,12 @@ type Config struct {
 
 // Defaults of [Config].
 const (
-	DefaultMaxRounds    = 8
-	DefaultListTTL      = time.Minute
-	DefaultBlockTimeout = 30 * time.Second
-	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxRounds          = 8
+	DefaultListTTL            = time.Minute
+	DefaultBlockTimeout       = 30 * time.Second
+	DefaultMaxBodyBytes       = 4 << 20
+	DefaultBodyTimeout        = 30 * time.Second
+	DefaultStreamWriteTimeout = 30 * time.Second
 )
 
 // Server serves the MCP 2026-07-28 streamable-HTTP mount over a host's
@@ -208,7 +230,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxRounds != 0 && (cfg.MaxRounds < 1 || cfg.MaxRounds > 16) {
 		problems = append(problems, fmt.Errorf("MaxRounds %d is outside 1–16", cfg.MaxRounds))
 	}
-	for name, d := range map[string]time.Duration{"BlockTimeout": cfg.BlockTimeout, "TaskWait": cfg.TaskWait, "TaskTTL": cfg.TaskTTL, "PollInterval": cfg.PollInterval} {
+	for name, d := range map[string]time.Duration{"BlockTimeout": cfg.BlockTimeout, "TaskWait": cfg.TaskWait, "TaskTTL": cfg.TaskTTL, "PollInterval": cfg.PollInterval, "BodyTimeout": cfg.BodyTimeout, "StreamWriteTimeout": cfg.StreamWriteTimeout} {
 		if d < 0 {
 			problems = append(problems, fmt.Errorf("%s must not be negative", name))
 		}
@@ -261,6 +283,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.StreamWriteTimeout == 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	if cfg.WWWAuthenticate == "" {
 		cfg.WWWAuthenticate = "Bearer"

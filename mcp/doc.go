@@ -31,8 +31,10 @@
 // loopback Host check against DNS rebinding and the Origin allowlist
 // (403);
 // authentication (401 with WWW-Authenticate, 403) before any work (OpenWOP interop map, mcp.authorization);
-// one JSON-RPC message per POST, member names matched exactly, batches
-// refused; unknown and removed methods 404 -32601 (OpenWOP interop map, mcp.methods and mcp.headers);
+// the body read through internal/httpbody — at most MaxBodyBytes (413),
+// arriving within BodyTimeout (408), memory growing with the bytes that
+// arrive rather than the length declared; one JSON-RPC message per POST,
+// member names matched exactly, batches refused; unknown and removed methods 404 -32601 (OpenWOP interop map, mcp.methods and mcp.headers);
 // Mcp-Method, Mcp-Name (name or taskId, Base64 sentinel decoded) and
 // MCP-Protocol-Version agreeing with the body, else 400 -32020, before
 // version selection (OpenWOP interop map, mcp.headers; MCP 2026-07-28 streamable HTTP §Server Validation); the negotiate policy, whose decision is
@@ -50,7 +52,7 @@
 //   - tools/list: the caller's workflows sorted by name, cacheScope private,
 //     ttlMs; cached per authorization context (tenant, workspace,
 //     principal, authentication, sorted scopes) for ListTTL, with
-//     [Server.InvalidateTools]; more than 100 tools are paged with an
+//     [Server.InvalidateTools], and never for an anonymous Subject; more than 100 tools are paged with an
 //     opaque cursor (OpenWOP interop map, mcp.methods). A workflow's TaskSupport becomes
 //     execution.taskSupport when the extension is served.
 //   - tools/call: arguments validated against the input schema (compiled
@@ -142,6 +144,37 @@
 // same way, and the call then answers a cancelled isError result. Once the response is sent nothing the client
 // does affects the run. The host sends notifications/cancelled only to end
 // a listen stream.
+//
+// An anonymous Subject (AllowAnonymous) identifies nobody — every
+// anonymous caller may resolve to the same one — so an anonymous request
+// is named only by a notification on its own connection: beside the call
+// over HTTP/2, while over HTTP/1.1 such a client cancels by closing the
+// call. Nothing is cached for an anonymous Subject either: its tool list
+// is read from the store on every request.
+//
+// # Streams and time limits
+//
+// subscriptions/listen and a native tool call with progress answer with
+// SSE. A stream lives as long as it has something to say: the body was
+// read in full, so no read deadline applies (an http.Server ReadTimeout
+// bounds only the body, and openStream lifts any deadline again), and
+// each message gets its own write deadline, StreamWriteTimeout, which
+// replaces the server's WriteTimeout for the stream and cuts a client
+// that stops reading as a disconnect would. Over HTTP/2 that deadline is
+// cleared between messages, since it would reset an idle stream.
+//
+// # Panics (recover.go)
+//
+// A panic in the host's code the mount calls (RunStore, SubjectResolver,
+// extension points) or in the mount is logged once at error level (where,
+// value, stack; never request content) and costs only its own work. A
+// request answers HTTP 500 with JSON-RPC -32603 "Internal error" naming
+// its id when known — on an SSE stream already under way, as that stream's
+// last event — and a run it owned is cancelled like any run its request
+// did not hand over. The goroutines the mount starts recover too: a listen
+// stream whose watcher panics ends with -32603 naming the listen request,
+// a task whose input guard panics is no longer guarded, a disconnect watch
+// that panics cancels nothing.
 //
 // # Shutdown (Server.Drain, Server.Close)
 //

@@ -12,8 +12,9 @@ package mcp
 //     through.
 //  3. Authentication through the SubjectResolver: 401 with WWW-Authenticate,
 //     403, or an anonymous Subject only when AllowAnonymous (OpenWOP interop map, mcp.authorization).
-//  4. Body: at most MaxBodyBytes (413), one JSON-RPC message (batches are
-//     -32600), notifications answered 202.
+//  4. Body: at most MaxBodyBytes (413), arriving within BodyTimeout (408),
+//     one JSON-RPC message (batches are -32600), notifications answered
+//     202.
 //  5. Method: anything not served — initialize, ping, logging/setLevel,
 //     resources/(un)subscribe, tasks/result, tasks/list, unknown names — is
 //     404 with -32601 and the request id (OpenWOP interop map, mcp.methods and mcp.headers).
@@ -35,7 +36,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -43,6 +43,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -146,47 +147,55 @@ func served(configured bool, op operation) operation {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{ResponseWriter: w}
+	defer s.recoverRequest(x, r)
+	s.serve(x, r)
+}
+
+// serve runs the guard's steps for x and hands the request to its
+// operation.
+func (s *Server) serve(x *exchange, r *http.Request) {
 	if s.draining() {
-		s.writeError(w, r, nil, errShuttingDown)
+		s.writeError(x, r, nil, errShuttingDown)
 		return
 	}
 	if r.Method != http.MethodPost {
-		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
+		s.writeError(x, r, nil, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
 		return
 	}
 	if !s.originAllowed(r) {
-		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Forbidden: origin not allowed", status: http.StatusForbidden})
+		s.writeError(x, r, nil, &rpcError{code: codeInvalidRequest, message: "Forbidden: origin not allowed", status: http.StatusForbidden})
 		return
 	}
-	sub, ok := s.authenticate(w, r)
+	sub, ok := s.authenticate(x, r)
 	if !ok {
 		return
 	}
-	body, err := s.readBody(r)
+	body, err := s.readBody(x, r)
 	if err != nil {
-		s.writeError(w, r, nil, err)
+		s.writeError(x, r, nil, err)
 		return
 	}
 	msg, perr := decodeMessage(body)
+	x.id = msg.id
 	if perr != nil {
-		s.writeError(w, r, msg.id, perr)
+		s.writeError(x, r, msg.id, perr)
 		return
 	}
 	if msg.notification() {
-		s.notification(w, r, sub, &msg)
+		s.notification(x, r, sub, &msg)
 		return
 	}
 	op := s.operation(msg.method)
 	if op == nil {
-		s.writeError(w, r, msg.id, newError(codeMethodNotFound, "Method not found"))
+		s.writeError(x, r, msg.id, newError(codeMethodNotFound, "Method not found"))
 		return
 	}
-	c, err := s.prepare(r, sub, msg)
-	if err != nil {
-		s.writeError(w, r, msg.id, err)
+	if err := s.prepare(r, &x.call, sub, msg); err != nil {
+		s.writeError(x, r, msg.id, err)
 		return
 	}
-	op(s, w, r, c)
+	op(s, x, r, &x.call)
 }
 
 // originAllowed applies the Origin allowlist and, on a loopback listener,
@@ -308,25 +317,27 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.S
 	return interop.Subject{}, false
 }
 
-var errBodyTooLarge = &rpcError{code: codeInvalidRequest, message: "Request body too large", status: http.StatusRequestEntityTooLarge}
+// Refusals of a body (guard step 4).
+var (
+	errBodyTooLarge   = &rpcError{code: codeInvalidRequest, message: "Request body too large", status: http.StatusRequestEntityTooLarge}
+	errBodyTooSlow    = &rpcError{code: codeInvalidRequest, message: "Request timeout: the body did not arrive in time", status: http.StatusRequestTimeout}
+	errBodyIncomplete = newError(codeInvalidRequest, "Invalid request: the body could not be read")
+)
 
-// readBody reads the whole body within MaxBodyBytes.
-func (s *Server) readBody(r *http.Request) ([]byte, error) {
-	limit := s.cfg.MaxBodyBytes
-	if r.ContentLength > limit {
-		return nil, errBodyTooLarge
-	}
+// readBody reads the whole body within MaxBodyBytes and BodyTimeout
+// (internal/httpbody: memory follows the bytes received, never the
+// declared length). The buffer is not pooled: the decoded message aliases
+// it, and the host may keep what it is handed of it (a tool's arguments,
+// a run's inputs).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	// One byte past the limit tells a body at the limit from one over it.
-	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
-	if n > limit {
+	switch err := httpbody.Read(w, r, &buf, s.cfg.MaxBodyBytes, s.cfg.BodyTimeout); {
+	case errors.Is(err, httpbody.ErrTooLarge):
 		return nil, errBodyTooLarge
-	}
-	if err != nil {
-		return nil, newError(codeInvalidRequest, "Invalid request: the body could not be read")
+	case errors.Is(err, httpbody.ErrTooSlow):
+		return nil, errBodyTooSlow
+	case err != nil:
+		return nil, errBodyIncomplete
 	}
 	return buf.Bytes(), nil
 }
@@ -341,17 +352,17 @@ func (s *Server) notification(w http.ResponseWriter, r *http.Request, sub intero
 	}
 	if msg.method == methodNotifyCancelled {
 		if id, ok := msg.params["requestId"]; ok && validID(id) {
-			s.inflight.cancel(flightKey(sub, id))
+			s.inflight.cancel(flightKey(r, sub, id))
 		}
 	}
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// prepare runs guard steps 6–8 for a request.
-func (s *Server) prepare(r *http.Request, sub interop.Subject, msg rpcMessage) (*call, error) {
-	c := &call{msg: msg, subject: sub}
+// prepare runs guard steps 6–8 for a request and fills c.
+func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcMessage) error {
+	c.msg, c.subject = msg, sub
 	if err := checkHeaders(r, &msg); err != nil {
-		return nil, err
+		return err
 	}
 	var meta map[string]json.RawMessage
 	if raw, ok := msg.params["_meta"]; ok && len(raw) > 0 && raw[0] == '{' {
@@ -361,20 +372,20 @@ func (s *Server) prepare(r *http.Request, sub interop.Subject, msg rpcMessage) (
 	if raw, ok := meta[metaProtocolVersion]; ok {
 		var v string
 		if json.Unmarshal(raw, &v) == nil && v != requested {
-			return nil, newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
+			return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
 		}
 	}
 	d := s.cfg.Policy.Inbound(requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")})
 	if err := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
-		return nil, err
+		return err
 	}
 	if requested == "" {
 		// The header-less revision rule (OpenWOP interop map, mcp.headers) refused it; upstream
 		// answers a missing required header with -32020.
-		return nil, newError(codeHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header is required")
+		return newError(codeHeaderMismatch, "Header mismatch: the MCP-Protocol-Version header is required")
 	}
 	if !d.Accepted() {
-		return nil, newError(codeUnsupportedVer, "Unsupported protocol version").withData(struct {
+		return newError(codeUnsupportedVer, "Unsupported protocol version").withData(struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
 		}{d.Supported, d.RequestedRaw})
@@ -383,14 +394,14 @@ func (s *Server) prepare(r *http.Request, sub interop.Subject, msg rpcMessage) (
 	c.meta = meta
 	var v string
 	if raw, ok := meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil {
-		return nil, errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
+		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
 	}
 	caps, ok := meta[metaClientCapabilities]
 	if !ok || !parseCaps(caps, &c.caps) {
-		return nil, errInvalidParams("Invalid params: _meta io.modelcontextprotocol/clientCapabilities is required")
+		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/clientCapabilities is required")
 	}
 	c.trace = traceFrom(r, meta)
-	return c, nil
+	return nil
 }
 
 // checkHeaders compares Mcp-Method and Mcp-Name with the body (guard step 6).

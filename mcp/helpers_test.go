@@ -43,8 +43,9 @@ const (
 )
 
 // testSubjects authenticates "Authorization: Bearer tenant:principal".
-// "anon" is an anonymous Subject, "forbidden" ErrForbidden, "broken" a
-// resolver fault; no header is ErrUnauthenticated.
+// "anon" is an anonymous Subject, "anon-acme" one the host places in
+// tenantA, "forbidden" ErrForbidden, "broken" a resolver fault; no header
+// is ErrUnauthenticated.
 var testSubjects = interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	switch {
@@ -52,6 +53,8 @@ var testSubjects = interop.SubjectResolverFunc(func(r *http.Request) (interop.Su
 		return interop.Subject{}, interop.ErrUnauthenticated
 	case tok == "anon":
 		return interop.Subject{}, nil
+	case tok == "anon-acme":
+		return interop.Subject{Tenant: tenantA}, nil
 	case tok == "forbidden":
 		return interop.Subject{}, interop.ErrForbidden
 	case tok == "broken":

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -84,19 +85,21 @@ type flight struct {
 
 // own makes the request r the owner of runID.
 func (s *Server) own(r *http.Request, c *call, runID string) *flight {
-	f := &flight{s: s, sub: c.subject, runID: runID, key: flightKey(c.subject, c.msg.id), written: make(chan struct{})}
+	f := &flight{s: s, sub: c.subject, runID: runID, key: flightKey(r, c.subject, c.msg.id), written: make(chan struct{})}
 	s.inflight.add(f)
 	f.counted = s.begin()
 	f.stopAfter = context.AfterFunc(r.Context(), func() {
 		if f.counted {
 			defer s.end()
 		}
+		defer s.recoverIn("disconnect watch", nil)
 		f.disconnected()
 	})
 	return f
 }
 
-// disconnected runs when the request context ends.
+// disconnected runs when the request context ends: the client went away,
+// or the request ended without delivering an answer (a panic; recover.go).
 func (f *flight) disconnected() {
 	f.mu.Lock()
 	sending := f.sending
@@ -107,6 +110,7 @@ func (f *flight) disconnected() {
 			return
 		}
 	}
+	f.s.inflight.remove(f)
 	f.cancel(ReasonRequestCancelled)
 }
 
@@ -127,14 +131,18 @@ func (f *flight) cancel(reason string) {
 // response reached the connection, and ends the ownership: when it did
 // not, the run is cancelled rather than left to a client that will never
 // see its answer. It reports whether the response was sent.
-func (f *flight) deliver(write func() bool) bool {
+func (f *flight) deliver(write func() bool) (sent bool) {
 	f.mu.Lock()
 	f.sending = true
 	f.mu.Unlock()
-	f.sent = write()
-	close(f.written)
-	f.end(f.sent)
-	return f.sent
+	// Deferred, so that a write that panics still ends the ownership
+	// (and the disconnect watch, which waits on written, is not stuck).
+	defer func() {
+		f.sent = sent
+		close(f.written)
+		f.end(sent)
+	}()
+	return write()
 }
 
 // abandon ends the ownership of a request whose client is gone without
@@ -158,8 +166,8 @@ func (f *flight) end(sent bool) {
 // flight (a request owning a run) or a native tool call.
 type canceller interface{ cancel(reason string) }
 
-// inflightCalls indexes the in-flight requests by (Subject, request id)
-// for notifications/cancelled.
+// inflightCalls indexes the in-flight requests by flightKey (who sent
+// them, and their request id) for notifications/cancelled.
 type inflightCalls struct {
 	mu sync.Mutex
 	m  map[string]canceller
@@ -188,16 +196,43 @@ type callEntry struct{ stop context.CancelFunc }
 
 func (e *callEntry) cancel(string) { e.stop() }
 
-// flightKey scopes a request id to its Subject: a notification can only
-// name its own requests.
-func flightKey(sub interop.Subject, id []byte) string {
+// flightKey scopes a request id to who sent it, so that a notification
+// can only name its own requests (OpenWOP interop.md §MCP tasks and
+// cancellation). An authenticated caller is its Subject's tenant,
+// workspace and principal. An anonymous Subject says nothing about who is
+// calling — every anonymous caller may resolve to the same one — and the
+// stateless transport carries no session, so an anonymous request is also
+// scoped to the connection it arrived on (r.RemoteAddr and the local
+// address, as net/http reports them): only a notification on that
+// connection names it. Over HTTP/1.1 a connection carries one request at
+// a time, so an anonymous client cancels a call by closing it (the
+// disconnect watch, which the MCP 2026-07-28 streamable HTTP transport
+// treats as cancellation); over HTTP/2 it may also send the notification
+// beside the call. A proxy that multiplexes several anonymous clients over
+// one connection to the host makes them one client here, unless the
+// host's SubjectResolver gives them distinct principals.
+func flightKey(r *http.Request, sub interop.Subject, id []byte) string {
 	b := make([]byte, 0, len(sub.Tenant)+len(sub.Workspace)+len(sub.Principal)+len(id)+16)
 	for _, f := range [...]string{sub.Tenant, sub.Workspace, sub.Principal} {
-		b = strconv.AppendInt(b, int64(len(f)), 10)
-		b = append(b, ':')
-		b = append(b, f...)
+		b = appendField(b, f)
+	}
+	if sub.Authenticated {
+		b = append(b, 'A')
+	} else {
+		b = append(b, '@')
+		b = appendField(b, r.RemoteAddr)
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			b = appendField(b, local.String())
+		}
 	}
 	return string(append(b, id...))
+}
+
+// appendField appends f length-prefixed, so no two field lists share a key.
+func appendField(b []byte, f string) []byte {
+	b = strconv.AppendInt(b, int64(len(f)), 10)
+	b = append(b, ':')
+	return append(b, f...)
 }
 
 func (c *inflightCalls) add(f *flight) {

@@ -36,7 +36,14 @@ type listenTask struct {
 	last   []byte // the last notifications/tasks params sent
 	done   bool   // terminal state sent
 	dirty  atomic.Bool
+	// lost: the task's watcher can no longer follow its run (the store
+	// failed or panicked), so the stream cannot keep its promise.
+	lost atomic.Bool
 }
+
+// errListenLost ends a stream that lost one of its tasks: the client
+// subscribes again or polls with tasks/get.
+var errListenLost = newError(codeInternalError, "Internal error: a subscribed task can no longer be followed")
 
 func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 	ctx := r.Context()
@@ -80,7 +87,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	defer s.end()
 
-	st := openStream(w, c.msg.id)
+	st := s.openStream(w, r, c.msg.id)
 
 	type ackFilter struct {
 		TaskIDs *[]string `json:"taskIds,omitempty"`
@@ -139,6 +146,10 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 				if t.dirty.Swap(false) && !s.sendTask(ctx, c, st, t) {
 					return
 				}
+				if t.lost.Load() && !t.done {
+					st.sendRaw(appendError(nil, c.msg.id, errListenLost))
+					return
+				}
 				finished = finished && t.done
 			}
 			if finished {
@@ -150,24 +161,39 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 }
 
 // watchTask marks t dirty whenever its run's log grows, until the run ends
-// or ctx does.
+// or ctx does. Whatever ends the watch marks t dirty once more, so the
+// stream reads the run again: a run that finished before the watch began
+// is still reported. A watch the store ends otherwise (an error, a
+// panic) marks t lost: unless that last read finds the run finished or
+// gone, nothing would report its later changes, and the stream ends with
+// errListenLost.
 func (s *Server) watchTask(ctx context.Context, sub interop.Subject, t *listenTask, wake chan<- struct{}) {
-	run, err := s.cfg.Store.GetRun(ctx, sub, t.runID)
-	if err != nil || run.Status.Terminal() {
-		return
-	}
-	events, err := s.cfg.Store.WatchRun(ctx, sub, t.runID, run.LastSequence)
-	if err != nil {
-		return
-	}
-	for _, err := range events {
-		if err != nil {
-			return
-		}
+	signal := func() {
 		t.dirty.Store(true)
 		select {
 		case wake <- struct{}{}:
 		default:
+		}
+	}
+	defer signal()
+	defer s.recoverIn("listen watcher", func() { t.lost.Store(true) })
+	run, err := s.cfg.Store.GetRun(ctx, sub, t.runID)
+	if err != nil || run.Status.Terminal() {
+		return // gone or finished: the stream's own read tells which
+	}
+	events, err := s.cfg.Store.WatchRun(ctx, sub, t.runID, run.LastSequence)
+	if err != nil {
+		t.lost.Store(ctx.Err() == nil)
+		return
+	}
+	for ev, err := range events {
+		if err != nil {
+			t.lost.Store(ctx.Err() == nil)
+			return
+		}
+		signal()
+		if ev.Terminal() {
+			return
 		}
 	}
 }
@@ -196,14 +222,64 @@ func (s *Server) sendTask(ctx context.Context, c *call, st *stream, t *listenTas
 	return st.send(methodNotifyTasks, dt)
 }
 
-// stream writes SSE messages of one listen response.
+// contentTypeSSE is the media type of an SSE answer.
+const contentTypeSSE = "text/event-stream"
+
+// stream writes the SSE messages of one answer: a listen stream, or a
+// native tool call's progress and result.
 type stream struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	subID json.RawMessage
+	// timeout is the write deadline of each message (StreamWriteTimeout).
+	timeout time.Duration
+	// h2: the deadline is cleared after each message (stream.write).
+	h2 bool
 }
 
-// send writes one JSON-RPC notification as an SSE message and flushes it.
+// openStream answers r with an SSE stream (200, text/event-stream) and
+// returns its writer. A stream lives long. No read deadline may end it:
+// net/http lifts the server's ReadTimeout once a body is read to its end,
+// which the mount always does, and openStream lifts any deadline again
+// rather than depend on that. The server's WriteTimeout, which would end
+// the stream at that age, is replaced by a deadline per message
+// (stream.write).
+func (s *Server) openStream(w http.ResponseWriter, r *http.Request, subID json.RawMessage) *stream {
+	h := w.Header()
+	h.Set("Content-Type", contentTypeSSE)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	st := s.streamOn(w, r, subID)
+	_ = st.rc.SetReadDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	return st
+}
+
+// streamOn is the writer of an SSE answer to r already under way on w.
+func (s *Server) streamOn(w http.ResponseWriter, r *http.Request, subID json.RawMessage) *stream {
+	return &stream{w: w, rc: http.NewResponseController(w), subID: subID, timeout: s.cfg.StreamWriteTimeout, h2: r.ProtoMajor >= 2}
+}
+
+// write sends b and flushes it within the stream's write deadline. A
+// client that stopped reading makes it fail, and net/http then cancels the
+// request's context: the stream ends as for a disconnect. On HTTP/1.x the
+// deadline stays after the message, harmless (the next one sets its own
+// first) and still bounding the answer's last bytes; an HTTP/2 deadline
+// resets the stream when it passes, even an idle one, so there it is
+// cleared until the next message.
+func (st *stream) write(b []byte) bool {
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	_, err := st.w.Write(b)
+	if err == nil {
+		err = st.rc.Flush()
+	}
+	if st.h2 {
+		_ = st.rc.SetWriteDeadline(time.Time{})
+	}
+	return err == nil
+}
+
+// send writes one JSON-RPC notification as an SSE message.
 func (st *stream) send(method string, params any) bool {
 	p, err := marshal(params)
 	if err != nil {
@@ -214,40 +290,17 @@ func (st *stream) send(method string, params any) bool {
 	b = append(b, `,"params":`...)
 	b = append(b, p...)
 	b = append(b, "}\n\n"...)
-	if _, err := st.w.Write(b); err != nil {
-		return false
-	}
-	return st.rc.Flush() == nil
+	return st.write(b)
 }
 
-// sendRaw writes one already encoded JSON-RPC message as an SSE message
-// and flushes it.
+// sendRaw writes one already encoded JSON-RPC message as an SSE message.
 func (st *stream) sendRaw(msg []byte) bool {
 	b := append([]byte("event: message\ndata: "), msg...)
 	b = append(b, "\n\n"...)
-	if _, err := st.w.Write(b); err != nil {
-		return false
-	}
-	return st.rc.Flush() == nil
+	return st.write(b)
 }
 
-// openStream answers the request with an SSE stream (200,
-// text/event-stream) and returns its writer.
-func openStream(w http.ResponseWriter, subID json.RawMessage) *stream {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	return &stream{w: w, rc: http.NewResponseController(w), subID: subID}
-}
-
-func (st *stream) comment() bool {
-	if _, err := st.w.Write([]byte(": keep-alive\n\n")); err != nil {
-		return false
-	}
-	return st.rc.Flush() == nil
-}
+func (st *stream) comment() bool { return st.write([]byte(": keep-alive\n\n")) }
 
 // cancelled ends the stream with notifications/cancelled naming the
 // listen request.

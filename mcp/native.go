@@ -38,13 +38,13 @@ func (s *Server) nativeCall(w http.ResponseWriter, r *http.Request, inv *invocat
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer s.inflight.addCall(flightKey(c.subject, c.msg.id), cancel)()
+	defer s.inflight.addCall(flightKey(r, c.subject, c.msg.id), cancel)()
 
 	tc := &ToolCall{Name: inv.tool.name, Arguments: inv.params.args, InputRound: round}
 	if tok, ok := progressToken(c.meta); ok {
-		tc.progress = &progressSink{token: tok, start: func() *stream { return openStream(w, nil) }}
+		tc.progress = &progressSink{token: tok, start: func() *stream { return s.openStream(w, r, nil) }}
 	}
-	res, err := s.cfg.Tools.CallTool(ctx, c.subject, tc)
+	res, err := s.callTool(ctx, c.subject, tc)
 	if tc.progress != nil {
 		inv.sse = tc.progress.finish()
 	}
@@ -73,6 +73,14 @@ func (s *Server) nativeCall(w http.ResponseWriter, r *http.Request, inv *invocat
 		body, err := encodeToolResult(&res)
 		s.answerResult(w, r, inv, body, err)
 	}
+}
+
+// callTool calls the host's tool. A panic there answers as an internal
+// error once the progress stream, if any, is closed to the host
+// (recover.go).
+func (s *Server) callTool(ctx context.Context, sub interop.Subject, tc *ToolCall) (res ToolResult, err error) {
+	defer s.catchToolPanic(ctx, &err)
+	return s.cfg.Tools.CallTool(ctx, sub, tc)
 }
 
 // answerResult sends result, or err when it is set.

@@ -156,11 +156,8 @@ func (s *Server) guardInput(sub interop.Subject, run interop.Run, caps ClientCap
 	}
 	go func() {
 		defer s.end()
-		defer func() {
-			if v := recover(); v != nil {
-				s.log.Error("mcp: input guard panicked", "panic", v)
-			}
-		}()
+		// A panic leaves this one task unguarded (recover.go).
+		defer s.recoverIn("task input guard", nil)
 		ctx := s.life
 		if s.stopUnanswerable(ctx, sub, run, caps) {
 			return

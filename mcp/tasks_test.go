@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
 )
@@ -343,5 +345,66 @@ func TestListenGating(t *testing.T) {
 	}
 	if err := <-closed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// gateStore holds every GetRun but the listen handler's own (the first one
+// after arm, whose context it remembers) until open is closed: the stream's
+// watcher then reads its run only after the test changed it.
+type gateStore struct {
+	*memstore.Store
+	mu      sync.Mutex
+	armed   bool
+	handler context.Context
+	open    chan struct{}
+}
+
+func (g *gateStore) GetRun(ctx context.Context, s interop.Subject, runID string) (interop.Run, error) {
+	g.mu.Lock()
+	if g.armed && g.handler == nil {
+		g.handler = ctx
+	}
+	held := g.armed && ctx != g.handler
+	g.mu.Unlock()
+	if held {
+		<-g.open
+	}
+	return g.Store.GetRun(ctx, s, runID)
+}
+
+// TestListenReportsRunFinishedBeforeItsWatch: a run that finishes after
+// the stream sent its state but before the stream's watcher first read it
+// is still reported, and the stream still ends.
+func TestListenReportsRunFinishedBeforeItsWatch(t *testing.T) {
+	gs := &gateStore{open: make(chan struct{})}
+	e := newEnv(t, withTasks, func(c *Config) {
+		gs.Store = c.Store.(*memstore.Store)
+		c.Store = gs
+	})
+	ts := e.serve()
+	taskID, run := e.startTask("conformance-approval")
+	run = e.waitStatus(alice, run.ID, interop.StatusWaitingApproval)
+	gs.mu.Lock()
+	gs.armed = true
+	gs.mu.Unlock()
+	stream, _ := e.openListen(t, ts.URL, rpc{method: "subscriptions/listen", id: `"sub-1"`, caps: tasksCaps,
+		params: map[string]any{"notifications": map[string]any{"taskIds": []string{taskID}}}})
+	stream.next() // acknowledged
+	if m := stream.next(); m["params"].(map[string]any)["status"] != "input_required" {
+		t.Fatalf("want the task waiting, got %v", m)
+	}
+	if _, err := e.store.ResolveInterrupt(testCtx(t), alice, interop.ResolveRequest{RunID: run.ID, InterruptID: run.Interrupts[0].ID, Outcome: interop.OutcomeAccept, Value: json.RawMessage(`{"action":"accept"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(alice, run.ID, interop.StatusCompleted)
+	close(gs.open)
+	for {
+		m := stream.next()
+		if m["method"] == "notifications/tasks" && m["params"].(map[string]any)["status"] == "completed" {
+			break
+		}
+	}
+	if m := stream.next(); m["method"] != "notifications/cancelled" {
+		t.Fatalf("stream end %v", m)
 	}
 }

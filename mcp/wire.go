@@ -8,9 +8,10 @@ package mcp
 //	-32700 parse error, -32600 invalid request      400
 //	-32602, -32020, -32021, -32022                  400
 //	-32601 method not found                         404
-//	-32603 internal error                           500
+//	-32603 internal error (a panic too; recover.go) 500
 //	-32603 while shutting down (Server.Drain)       503
 //	refusals before the body (405, 401, 403, 413)   their own status, -32600, no id
+//	a body too slow (BodyTimeout)                   408, -32600, no id
 
 import (
 	"bytes"
@@ -41,7 +42,7 @@ type rpcError struct {
 	// data is the error's data member, already JSON; nil omits it.
 	data json.RawMessage
 	// status overrides the HTTP status the code maps to (401, 403, 405,
-	// 413); 0 means by code.
+	// 408, 413); 0 means by code.
 	status int
 	// challenge is sent as WWW-Authenticate with a 401.
 	challenge bool

@@ -5,6 +5,12 @@
 // changed. The key is the whole authorization context
 // (internal/subjectkey), so two callers the host could tell apart never
 // share an entry. The a2a and mcp surfaces share it.
+//
+// Nothing is kept for an anonymous (unauthenticated) Subject: it does not
+// identify a caller — every anonymous caller may resolve to the same one,
+// while the store may answer each differently from what the request
+// carries besides — so an entry kept for one would be served to the next.
+// An anonymous caller's answers are read from the store every time.
 package authcache
 
 import (
@@ -37,11 +43,21 @@ func New[V any](ttl time.Duration, max int) *Cache[V] {
 	return &Cache[V]{ttl: ttl, max: max, entries: make(map[string]entry[V])}
 }
 
-// Key is the cache key of sub.
-func Key(sub interop.Subject) string { return subjectkey.Of(sub) }
+// Key is the cache key of sub, or "" for an anonymous Subject, under which
+// Get finds nothing and Put keeps nothing.
+func Key(sub interop.Subject) string {
+	if !sub.Authenticated {
+		return ""
+	}
+	return subjectkey.Of(sub)
+}
 
 // Get returns the value kept for key if it is still fresh at now.
 func (c *Cache[V]) Get(key string, now time.Time) (V, bool) {
+	if key == "" {
+		var zero V
+		return zero, false
+	}
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
@@ -54,7 +70,7 @@ func (c *Cache[V]) Get(key string, now time.Time) (V, bool) {
 
 // Put keeps v for key, which belongs to tenant, from now for the TTL.
 func (c *Cache[V]) Put(key, tenant string, v V, now time.Time) {
-	if c.ttl <= 0 {
+	if c.ttl <= 0 || key == "" {
 		return
 	}
 	c.mu.Lock()

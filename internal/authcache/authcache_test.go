@@ -73,3 +73,23 @@ func TestBounded(t *testing.T) {
 		t.Fatalf("%d entries, bound 8", c.Len())
 	}
 }
+
+// An anonymous Subject identifies no caller: nothing is kept for it, so no
+// anonymous caller is ever served what the store answered another.
+func TestAnonymousKeepsNothing(t *testing.T) {
+	c := New[string](time.Minute, 10)
+	for _, anon := range []interop.Subject{
+		{},
+		{Tenant: "acme", Principal: "guest"},
+		{Tenant: "acme", Actor: &interop.Subject{Tenant: "acme", Principal: "peer", Authenticated: true}},
+	} {
+		key := Key(anon)
+		c.Put(key, anon.Tenant, "first caller's", t0)
+		if v, ok := c.Get(key, t0); ok {
+			t.Fatalf("%+v: served %q from the cache", anon, v)
+		}
+	}
+	if c.Len() != 0 {
+		t.Fatalf("%d entries kept for anonymous Subjects", c.Len())
+	}
+}

@@ -41,54 +41,82 @@ const MaxPooled = 64 << 10
 
 // Read appends r's body to dst, reading at most limit bytes within
 // timeout. A Content-Length over limit is refused before a byte is read.
+//
 // The time limit is a read deadline on the connection
 // (http.ResponseController), which also cuts a body trickling in one byte
-// at a time; it is lifted again once the body is read, so a long response
-// (an SSE stream) is not cut. A ResponseWriter that cannot take a read
-// deadline (a middleware that wraps it without an Unwrap method) leaves
-// the body bounded in size only. timeout <= 0 means no time limit.
+// at a time. A server whose own ReadTimeout is shorter keeps its deadline:
+// Read never extends what the host configured. Either deadline is lifted
+// once the body is read, so that it never bounds the response (an SSE
+// stream, a call that waits for its run); net/http lifts it too when a
+// body reaches its end, and Read does not depend on that. A ResponseWriter
+// that cannot take a read deadline (a middleware that wraps it without an
+// Unwrap method) leaves the body bounded in size only. timeout <= 0 means
+// no time limit of Read's own.
 //
-// On any error the rest of the body is abandoned: the response gets
-// Connection: close and the read deadline is left in the past, because
-// net/http would otherwise read up to 256 KiB more of the body, before the
-// response and after it, and a client trickling it would hold the
-// connection all that time.
-func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) (err error) {
-	defer func() {
-		if err != nil {
-			w.Header().Set("Connection", "close")
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
-		}
-	}()
+// A body Read could not read whole leaves the rest unread on an HTTP/1.x
+// connection, which then cannot carry another request: Read marks the
+// response "Connection: close" and leaves the read deadline expired, so
+// that net/http answers and closes the connection instead of first
+// reading — for a client that trickles, waiting for — what is left of the
+// body.
+func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
 	if r.ContentLength > limit {
+		abandon(w, r)
 		return ErrTooLarge
 	}
 	if r.ContentLength > 0 {
-		dst.Grow(int(min(r.ContentLength, initialGrowth)))
+		// bytes.Buffer.ReadFrom wants MinRead bytes free before every
+		// read, the last one (which sees EOF) included: reserving them too
+		// reads a small body into one allocation.
+		dst.Grow(int(min(r.ContentLength, initialGrowth)) + bytes.MinRead)
 	}
-	if timeout > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-			defer func() {
-				if err == nil {
-					_ = rc.SetReadDeadline(time.Time{})
-				}
-			}()
-		}
+	rc := http.NewResponseController(w)
+	deadlines := true // unless the writer turns the first one down
+	if timeout > 0 && !serverBoundsSooner(r, timeout) {
+		deadlines = rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	}
 	// One byte more than the limit tells a body at the limit from one over
 	// it.
 	lr := limited{r: r.Body, n: limit + 1}
-	_, readErr := dst.ReadFrom(&lr)
+	_, err := dst.ReadFrom(&lr)
 	switch {
 	case int64(dst.Len()) > limit:
-		return ErrTooLarge
-	case errors.Is(readErr, os.ErrDeadlineExceeded):
-		return ErrTooSlow
-	case readErr != nil:
-		return ErrIncomplete
+		err = ErrTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = ErrTooSlow
+	case err != nil:
+		err = ErrIncomplete
+	}
+	if err != nil {
+		abandon(w, r)
+		return err
+	}
+	if deadlines {
+		_ = rc.SetReadDeadline(time.Time{}) // the response is not the body's to bound
 	}
 	return nil
+}
+
+// serverBoundsSooner reports whether the http.Server serving r has a
+// ReadTimeout of its own no longer than timeout: its deadline, set when the
+// request began, then already ends the body sooner.
+func serverBoundsSooner(r *http.Request, timeout time.Duration) bool {
+	srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server)
+	return ok && srv.ReadTimeout > 0 && srv.ReadTimeout <= timeout
+}
+
+// abandon gives up the rest of r's body. On HTTP/1.x the connection is
+// closed after the response; HTTP/2 needs no "Connection: close" (an
+// unread stream is reset on its own), which there would shut the whole
+// connection down. net/http reads what is left of a body after the
+// handler returns, to reuse the connection, the one it will close too: an
+// expired read deadline makes it give up at once rather than wait on a
+// client that trickles.
+func abandon(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // limited reads at most n bytes of r, then reports io.EOF. Unlike

@@ -1,0 +1,111 @@
+package mcp
+
+// Panics. A panic in code the mount calls — the host's RunStore,
+// SubjectResolver or extension points, or the mount itself — is a bug,
+// and must neither take the host's process down nor leave a client
+// without an answer:
+//
+//   - a request recovers in serveHTTP: it is answered HTTP 500 with a
+//     JSON-RPC -32603 "Internal error" naming the request id when known,
+//     in MCP's shape (JSON-RPC 2.0 §5.1); an SSE answer already under way
+//     (a listen or progress stream) gets that error response as its last
+//     event instead; a JSON answer already written stays as it is. A run
+//     the request owned is cancelled as for any request that ends without
+//     handing it over (inflight.go);
+//   - a native tool's CallTool recovers where it is called, so its
+//     progress stream is closed to the host before the error is sent;
+//   - every goroutine the mount starts (listen watchers, the task input
+//     guard, disconnect watches) recovers with recoverIn and ends only the
+//     work it did: one listen stream ends with the error response, one
+//     task's input is no longer guarded, one cancellation is not made.
+//
+// Each panic is logged once at error level with where it happened, its
+// value and the stack, never the request's content or credentials.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"runtime/debug"
+	"sync/atomic"
+)
+
+// exchange is one request as serveHTTP follows it: the ResponseWriter
+// every handler writes through, which notes when the answer began, the
+// request id once known, and the request's call once guarded — one
+// allocation for all three.
+type exchange struct {
+	http.ResponseWriter
+	// begun is set by the first WriteHeader or Write; a native tool's
+	// progress may write from the host's goroutine.
+	begun atomic.Bool
+	id    json.RawMessage
+	call  call
+}
+
+func (x *exchange) WriteHeader(status int) {
+	x.begun.Store(true)
+	x.ResponseWriter.WriteHeader(status)
+}
+
+func (x *exchange) Write(b []byte) (int, error) {
+	x.begun.Store(true)
+	return x.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines).
+func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
+
+// recoverRequest, deferred by serveHTTP, answers a request whose handler
+// panicked. http.ErrAbortHandler is net/http's way to abort a response
+// on purpose and is passed on.
+func (s *Server) recoverRequest(x *exchange, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	s.logPanic(r.Context(), "request", v)
+	switch {
+	case !x.begun.Load():
+		s.writeError(x, r, x.id, errInternal())
+	case x.Header().Get("Content-Type") == contentTypeSSE:
+		s.streamOn(x, r, nil).sendRaw(appendError(nil, x.id, errInternal()))
+	}
+}
+
+// recoverIn, deferred directly by a goroutine the mount starts, stops a
+// panic there: the panic is logged and degrade, when set, ends the work the
+// goroutine did.
+func (s *Server) recoverIn(where string, degrade func()) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	s.logPanic(s.life, where, v)
+	if degrade != nil {
+		degrade()
+	}
+}
+
+// catchToolPanic, deferred by the call of a host's CallTool, turns a
+// panic into the internal error the call then answers.
+func (s *Server) catchToolPanic(ctx context.Context, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	s.logPanic(ctx, "NativeTools.CallTool", v)
+	*err = errInternal()
+}
+
+// logPanic logs a recovered panic once, at error level.
+func (s *Server) logPanic(ctx context.Context, where string, v any) {
+	s.log.ErrorContext(ctx, "mcp: recovered from a panic", "in", where, "panic", v, "stack", string(debug.Stack()))
+}
