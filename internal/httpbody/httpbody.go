@@ -42,10 +42,14 @@ const MaxPooled = 64 << 10
 // timeout. A Content-Length over limit is refused before a byte is read.
 // The time limit is a read deadline on the connection
 // (http.ResponseController), which also cuts a body trickling in one byte
-// at a time; it is lifted again once the body is read, so a long response
-// (an SSE stream) is not cut. A ResponseWriter that cannot take a read
-// deadline (a middleware that wraps it without an Unwrap method) leaves
-// the body bounded in size only. timeout <= 0 means no time limit.
+// at a time; it is lifted again once the body is read whole, so a long
+// response (an SSE stream) is not cut. After an error it stays: net/http
+// reads what is left of a small unread body before it answers (to keep
+// the connection), and a lifted deadline would let a trickling client
+// hold the answer, and the connection, for as long as it trickles. A
+// ResponseWriter that cannot take a read deadline (a middleware that wraps
+// it without an Unwrap method) leaves the body bounded in size only.
+// timeout <= 0 means no time limit.
 func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
 	if r.ContentLength > limit {
 		return ErrTooLarge
@@ -53,16 +57,14 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 	if r.ContentLength > 0 {
 		dst.Grow(int(min(r.ContentLength, initialGrowth)))
 	}
+	var rc *http.ResponseController
 	if timeout > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-			defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+		rc = http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+			rc = nil
 		}
 	}
-	// One byte more than the limit tells a body at the limit from one over
-	// it.
-	lr := limited{r: r.Body, n: limit + 1}
-	_, err := dst.ReadFrom(&lr)
+	err := readUpTo(dst, r.Body, limit)
 	switch {
 	case int64(dst.Len()) > limit:
 		return ErrTooLarge
@@ -71,24 +73,36 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 	case err != nil:
 		return ErrIncomplete
 	}
+	if rc != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	return nil
 }
 
-// limited reads at most n bytes of r, then reports io.EOF. Unlike
-// io.LimitReader it is a value the caller keeps on its stack.
-type limited struct {
-	r io.Reader
-	n int64
-}
+// minRead is the least free space a read is given, as in
+// bytes.Buffer.ReadFrom: dst doubles when it runs out, so its memory stays
+// within twice the bytes received.
+const minRead = 512
 
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, io.EOF
+// readUpTo appends r to dst until io.EOF, or until dst holds more than
+// limit bytes — one byte more than the limit tells a body at the limit
+// from one over it. It is bytes.Buffer.ReadFrom over a limited reader,
+// without the reader: that one would escape to the heap on every request.
+func readUpTo(dst *bytes.Buffer, r io.Reader, limit int64) error {
+	for int64(dst.Len()) <= limit {
+		if dst.Available() < minRead {
+			dst.Grow(minRead)
+		}
+		free := dst.AvailableBuffer()
+		free = free[:min(int64(cap(free)), limit+1-int64(dst.Len()))]
+		n, err := r.Read(free)
+		dst.Write(free[:n])
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		}
 	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
+	return nil
 }

@@ -138,6 +138,44 @@ func TestSlowBodyIsCut(t *testing.T) {
 	}
 }
 
+// A body cut for being slow is answered at once, though the client keeps
+// trickling: the expired deadline stays, so net/http gives up reading the
+// rest of the body before it answers.
+func TestSlowBodyAnsweredAtOnce(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	addr, got := serve(t, 1<<20, timeout, func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusRequestTimeout)
+	})
+	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				if _, err := c.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	_ = c.SetReadDeadline(start.Add(5 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer while the body trickles on: %v", err)
+	}
+	res.Body.Close()
+	if r := <-got; !errors.Is(r.err, ErrTooSlow) || res.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("err %v, HTTP %d", r.err, res.StatusCode)
+	}
+	if took := time.Since(start); took > timeout+time.Second {
+		t.Fatalf("answered after %v", took)
+	}
+}
+
 func TestDeadlineLiftedForTheResponse(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	addr, got := serve(t, 1<<20, timeout, func(w http.ResponseWriter) {
