@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
@@ -185,4 +190,40 @@ func mustRun(t testing.TB, store *memstore.Store, id string) interop.Run {
 		t.Fatal(err)
 	}
 	return run
+}
+
+// TestPanicsReadByA2AGo: a2a-go's clients read a contained panic as its
+// ErrInternalError on both bindings — a unary call, and a stream that
+// ends with it after the Task.
+func TestPanicsReadByA2AGo(t *testing.T) {
+	for _, method := range []string{"GetRun", "WatchRun"} {
+		e := newHardEnv(t, withPanics(method, nil))
+		hs := e.serve(t, nil, nil, nil)
+		rest, _ := url.Parse(hs.URL + restEnvPrefix)
+		for name, tr := range map[string]a2aclient.Transport{
+			"JSON-RPC":  a2aclient.NewJSONRPCTransport(hs.URL+rpcPath, hs.Client()),
+			"HTTP+JSON": a2aclient.NewRESTTransport(rest, hs.Client()),
+		} {
+			params := a2aclient.ServiceParams{"A2A-Version": {"1.0"}, "Authorization": {"Bearer key-acme"}}
+			if method == "GetRun" {
+				_, err := tr.GetTask(t.Context(), params, &wire.GetTaskRequest{ID: "acme/AAAAAAAAAAAAAAAAAAAAAAAAAA"})
+				if !errors.Is(err, wire.ErrInternalError) {
+					t.Errorf("%s GetTask: %v, want ErrInternalError", name, err)
+				}
+				continue
+			}
+			var events []wire.Event
+			var last error
+			for ev, err := range tr.SendStreamingMessage(t.Context(), params, &wire.SendMessageRequest{Message: skillMessage(probeHold, wire.NewTextPart("go"))}) {
+				if err != nil {
+					last = err
+					break
+				}
+				events = append(events, ev)
+			}
+			if len(events) != 1 || !errors.Is(last, wire.ErrInternalError) {
+				t.Errorf("%s stream: %d events then %v, want the Task then ErrInternalError", name, len(events), last)
+			}
+		}
+	}
 }
