@@ -84,7 +84,8 @@ type Config struct {
 	// is the "today" against which A2A.Facet.RefreshedAt is checked.
 	Now func() time.Time
 	// SynchronousAudit makes a failing EventSink fail the request instead of
-	// being logged (see negotiate.AuditorOptions).
+	// being retried in the background, where a record the sink never takes
+	// is dropped and counted (see negotiate.AuditorOptions, AuditStats).
 	SynchronousAudit bool
 }
 
@@ -140,8 +141,8 @@ type A2AConfig struct {
 	WorkflowTTL time.Duration
 	// BodyTimeout bounds how long a request body may take to arrive
 	// (default a2a.DefaultBodyTimeout; negative: no limit); a slower one
-	// is refused with HTTP 408. It replaces the http.Server's ReadTimeout
-	// while the body is read.
+	// is refused with HTTP 408. A shorter http.Server.ReadTimeout stays
+	// the limit.
 	BodyTimeout time.Duration
 	// StreamWriteTimeout bounds each write of an event stream (default
 	// a2a.DefaultStreamWriteTimeout; negative: no limit): a client that
@@ -542,6 +543,12 @@ func (h *Host) InvalidateWorkflows(tenant string) {
 		h.mcp.InvalidateTools(tenant)
 	}
 }
+
+// AuditStats reports what the audit trail did with the negotiation.decided
+// records handed to it: delivered, retried, and dropped because the
+// EventSink kept failing or the queue was full. Export Dropped as a metric
+// and alert on it; it stays zero with SynchronousAudit.
+func (h *Host) AuditStats() negotiate.AuditStats { return h.auditor.Stats() }
 
 // Drain starts a graceful shutdown of the mounted surfaces: every A2A or
 // MCP request still waiting on a run answers now in its protocol's shape

@@ -109,9 +109,10 @@ type Config struct {
 	// BodyTimeout bounds how long a request body may take to arrive; 0
 	// means DefaultBodyTimeout, a negative value no limit. A body still
 	// arriving then is refused with HTTP 408 in the binding's shape. The
-	// limit is a read deadline on the connection: it replaces the
-	// http.Server's ReadTimeout while the body is read and is lifted once
-	// it is, so a response, however long, is never cut by it. A
+	// limit is a read deadline on the connection: it takes the place of
+	// the http.Server's ReadTimeout while the body is read (a shorter
+	// ReadTimeout stays the limit) and is lifted once it is, so a
+	// response, however long, is never cut by it. A
 	// ResponseWriter wrapped by middleware without an Unwrap method cannot
 	// take the deadline; the body is then bounded in size only.
 	BodyTimeout time.Duration

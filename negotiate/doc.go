@@ -34,4 +34,26 @@
 // the host's interop.EventSink off the request path: onto the run's log when
 // the exchange belongs to a run, otherwise as a durable host event of the
 // caller's tenant (OpenWOP interop.md §The audit event; RFC 0242 §B; host-event.schema.json).
+//
+// # Asynchronous or synchronous audit
+//
+// By default the Auditor is asynchronous: Record queues the record and
+// returns, and one worker delivers it, retrying a failing sink with
+// exponential backoff ([AuditorOptions] MaxAttempts, RetryBackoff,
+// MaxBackoff; each attempt bounded by AttemptTimeout). A sink that
+// recovers within the retries loses nothing, and the request never waits
+// for it. The price is that a record can be lost: when the sink keeps
+// failing past MaxAttempts, or the bounded queue is full (Record waits up
+// to EnqueueWait for room while the sink works, not at all while it
+// fails), or Close's context ends first. Each such record is dropped,
+// counted in [Auditor.Stats] (a host exports Dropped as a metric) and
+// logged once with its protocol and outcome only. A failing sink so costs
+// a request at most EnqueueWait, never an error.
+//
+// With AuditorOptions.Synchronous, Record delivers on the request's
+// goroutine and returns the sink's error, which the protocol surfaces turn
+// into a server error: no record is ever lost, and a broken audit trail
+// fails the requests it cannot record. A host whose audit trail is a legal
+// obligation chooses this; one whose availability matters more keeps the
+// default and alerts on Dropped.
 package negotiate

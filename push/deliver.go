@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
@@ -31,6 +30,7 @@ const (
 	classTimeout = "timeout" // the attempt timed out
 	classRefused = "refused" // the guard refused the destination
 	classNetwork = "network" // DNS, connection or TLS failure
+	classFault   = "fault"   // host code (resolver, dialer) panicked
 )
 
 // maxDrain bounds how much of a response body is read (and discarded) so
@@ -39,7 +39,10 @@ const maxDrain = 64 << 10
 
 type laneKey struct{ task, config string }
 
-// lane is one config's queue; guarded by Service.mu.
+// lane is one config's queue; guarded by Service.mu. Its head is the
+// delivery being attempted, and it leaves the queue only once it is
+// finished: a push waiting out its retries holds back every later push
+// of the config, so none overtakes it.
 type lane struct {
 	queue []Delivery
 }
@@ -75,23 +78,60 @@ func (s *Service) queueLocked(d Delivery) {
 
 func (s *Service) runLane(k laneKey, l *lane) {
 	defer s.laneWG.Done()
+	for s.laneStep(k, l) {
+	}
+}
+
+// laneStep finishes the lane's head and reports whether the lane goes on.
+// Host code is called under recovered; a panic that gets here anyway is
+// logged, and the head is tried again after a pause.
+func (s *Service) laneStep(k laneKey, l *lane) (more bool) {
 	ctx := s.laneCtx
-	for {
-		s.mu.Lock()
-		if len(l.queue) == 0 || ctx.Err() != nil {
-			delete(s.lanes, k)
-			s.mu.Unlock()
-			return
-		}
-		d := l.queue[0]
-		l.queue[0] = Delivery{} // release the body
-		l.queue = l.queue[1:]
+	s.mu.Lock()
+	if len(l.queue) == 0 || ctx.Err() != nil {
+		delete(s.lanes, k)
 		s.mu.Unlock()
-		if s.deliver(ctx, &d) {
-			if err := s.outbox.Remove(context.WithoutCancel(ctx), d.ID); err != nil {
-				s.log.ErrorContext(ctx, "push: removing a delivery from the outbox failed", "task", d.TaskID, "config", d.ConfigID)
-			}
+		return false
+	}
+	d := l.queue[0]
+	s.mu.Unlock()
+	defer func() {
+		if v := recover(); v != nil {
+			s.logPanic(ctx, "delivering", d.TaskID, contain(v))
+			pause(ctx, faultPause)
+			more = true
 		}
+	}()
+	if !s.deliver(ctx, &d) {
+		// Abandoned on Close: the lane ends, its deliveries stay in the
+		// outbox for the next Start.
+		s.mu.Lock()
+		delete(s.lanes, k)
+		s.mu.Unlock()
+		return false
+	}
+	s.mu.Lock()
+	l.queue[0] = Delivery{} // release the body
+	l.queue = l.queue[1:]
+	s.mu.Unlock()
+	if err := s.contained(ctx, "the outbox", d.TaskID, func() error { return s.outbox.Remove(context.WithoutCancel(ctx), d.ID) }); err != nil && !errors.Is(err, errPanicked) {
+		s.log.ErrorContext(ctx, "push: removing a delivery from the outbox failed", "task", d.TaskID, "config", d.ConfigID)
+	}
+	return true
+}
+
+// faultPause is how long a lane or a watcher rests after a panic that
+// escaped the recovery around host code, before trying again.
+const faultPause = time.Second
+
+// pause waits d on the system clock (never a host's, which may be what
+// panicked) or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -108,19 +148,24 @@ func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
 		return true
 	}
 	for attempt := 1; ; attempt++ {
-		class, delivered := s.attempt(ctx, &rec, secret, d.Body)
-		if delivered {
+		out := s.attempt(ctx, &rec, secret, d.Body)
+		if out.delivered {
 			break
 		}
 		if ctx.Err() != nil {
 			return false
 		}
-		s.log.WarnContext(ctx, "push: delivery attempt failed", "task", d.TaskID, "config", d.ConfigID, "attempt", attempt, "class", class)
-		if attempt >= s.retry.MaxAttempts {
-			s.deadLetter(ctx, &rec, attempt, class)
+		s.log.WarnContext(ctx, "push: delivery attempt failed", "task", d.TaskID, "config", d.ConfigID, "attempt", attempt, "class", out.class)
+		// A dead letter only when the schedule is spent (OpenWOP
+		// webhooks.md §Durability) or the receiver refused this push for
+		// good: a 4xx that does not ask for a later try (RFC 9110 §15.5).
+		if out.final || attempt >= s.retry.MaxAttempts {
+			if !s.deadLetter(ctx, &rec, attempt, out.class) {
+				return false
+			}
 			break
 		}
-		if !sleep(ctx, s.retry.wait(attempt)) {
+		if !s.backoff(ctx, s.retry.wait(attempt, out.retryAfter)) {
 			return false
 		}
 		// A delete between attempts stops delivery; a replacement takes
@@ -165,44 +210,75 @@ func (s *Service) dropped(ctx context.Context, d *Delivery, rec *Record, st targ
 // retried until ctx ends.
 func (s *Service) target(ctx context.Context, d *Delivery) (Record, Secret, targetState) {
 	for failures := 0; ; failures++ {
-		if failures > 0 && !sleep(ctx, watchRetry(failures)) {
+		if failures > 0 && !s.sleep(ctx, watchRetry(failures)) {
 			return Record{}, Secret{}, targetAbandoned
 		}
-		rec, err := s.configs.Get(ctx, d.TaskID, d.ConfigID)
+		rec, secret, st, err := s.readTarget(ctx, d)
 		switch {
 		case ctx.Err() != nil:
 			return Record{}, Secret{}, targetAbandoned
-		case errors.Is(err, interop.ErrNotFound):
-			return Record{}, Secret{}, targetGone
-		case err != nil:
-			s.log.ErrorContext(ctx, "push: reading a config failed", "task", d.TaskID, "config", d.ConfigID)
-			continue
-		case rec.Done:
-			return Record{}, Secret{}, targetGone
-		case rec.SecretRef == "":
-			return rec, Secret{}, targetReady
+		case err == nil:
+			return rec, secret, st
 		}
-		secret, err := s.vault.Open(ctx, rec.SecretRef)
-		switch {
-		case ctx.Err() != nil:
-			return Record{}, Secret{}, targetAbandoned
-		case errors.Is(err, ErrSecretNotFound):
-			return rec, Secret{}, targetNoSecret
-		case err != nil:
-			s.log.ErrorContext(ctx, "push: opening a secret failed", "task", d.TaskID, "config", d.ConfigID)
-			continue
-		}
-		return rec, secret, targetReady
 	}
 }
 
-// attempt sends one push and classifies the outcome.
-func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body []byte) (class string, delivered bool) {
+// readTarget reads the config and secret once; an error is a fault of
+// the config store or the vault, logged here.
+func (s *Service) readTarget(ctx context.Context, d *Delivery) (rec Record, secret Secret, st targetState, err error) {
+	defer s.recovered(ctx, "reading the config", d.TaskID, &err)
+	rec, err = s.configs.Get(ctx, d.TaskID, d.ConfigID)
+	switch {
+	case errors.Is(err, interop.ErrNotFound):
+		return Record{}, Secret{}, targetGone, nil
+	case err != nil:
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "push: reading a config failed", "task", d.TaskID, "config", d.ConfigID)
+		}
+		return Record{}, Secret{}, targetGone, err
+	case rec.Done:
+		return Record{}, Secret{}, targetGone, nil
+	case rec.SecretRef == "":
+		return rec, Secret{}, targetReady, nil
+	}
+	secret, err = s.vault.Open(ctx, rec.SecretRef)
+	switch {
+	case errors.Is(err, ErrSecretNotFound):
+		return rec, Secret{}, targetNoSecret, nil
+	case err != nil:
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "push: opening a secret failed", "task", d.TaskID, "config", d.ConfigID)
+		}
+		return Record{}, Secret{}, targetGone, err
+	}
+	return rec, secret, targetReady, nil
+}
+
+// outcome is how one attempt ended.
+type outcome struct {
+	delivered bool
+	// class is the status class of a failed attempt.
+	class string
+	// final: the receiver refused this push for good; it is not retried.
+	final bool
+	// retryAfter is the receiver's Retry-After, 0 when it sent none.
+	retryAfter time.Duration
+}
+
+// attempt sends one push and classifies the outcome. A panic of host
+// code on the way (the resolver, the dialer) is a failed attempt.
+func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body []byte) (out outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logPanic(ctx, "attempting a push", rec.TaskID, contain(v))
+			out = outcome{class: classFault}
+		}
+	}()
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
 	case <-ctx.Done():
-		return classTimeout, false
+		return outcome{class: classTimeout}
 	}
 	actx, cancel := context.WithTimeout(ctx, s.retry.AttemptTimeout)
 	defer cancel()
@@ -212,13 +288,13 @@ func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body 
 	dest, err := s.guard.Check(actx, rec.URL)
 	if err != nil {
 		if errors.Is(err, ErrRefused) {
-			return classRefused, false
+			return outcome{class: classRefused}
 		}
-		return classTimeout, false
+		return outcome{class: classTimeout}
 	}
 	req, err := http.NewRequestWithContext(withDestination(actx, dest), http.MethodPost, dest.URL.String(), bytes.NewReader(body))
 	if err != nil {
-		return classRefused, false
+		return outcome{class: classRefused}
 	}
 	// Header maps are written directly: the names are canonical already.
 	req.Header["Content-Type"] = []string{ContentType}
@@ -228,27 +304,44 @@ func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body 
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
+		var pe *panicError
 		switch {
+		case errors.As(err, &pe):
+			s.logPanic(ctx, "dialling", rec.TaskID, pe)
+			return outcome{class: classFault}
 		case errors.Is(err, ErrRefused):
-			return classRefused, false
+			return outcome{class: classRefused}
 		case actx.Err() != nil && ctx.Err() == nil:
-			return classTimeout, false
+			return outcome{class: classTimeout}
 		}
-		return classNetwork, false
+		return outcome{class: classNetwork}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	_ = resp.Body.Close()
-	switch c := resp.StatusCode; {
-	case 200 <= c && c < 300:
-		return "", true
-	case 300 <= c && c < 400:
-		return class3xx, false
-	case 400 <= c && c < 500:
-		return class4xx, false
-	case 500 <= c && c < 600:
-		return class5xx, false
+	c := resp.StatusCode
+	if 200 <= c && c < 300 {
+		return outcome{delivered: true}
 	}
-	return classOther, false
+	out = outcome{class: statusClass(c), final: !retryable(c)}
+	if !out.final {
+		if vs := resp.Header["Retry-After"]; len(vs) > 0 {
+			out.retryAfter, _ = parseRetryAfter(vs[0], s.clock.Now())
+		}
+	}
+	return out
+}
+
+// statusClass is the class of a failed attempt's status code.
+func statusClass(c int) string {
+	switch {
+	case 300 <= c && c < 400:
+		return class3xx
+	case 400 <= c && c < 500:
+		return class4xx
+	case 500 <= c && c < 600:
+		return class5xx
+	}
+	return classOther
 }
 
 // authorization is the Authorization header of a push (OpenWOP RFC 0214 §C):
@@ -275,34 +368,36 @@ type deadLetterPayload struct {
 }
 
 // deadLetter records an exhausted push as a durable host event of the
-// task's tenant (OpenWOP RFC 0214 §C; webhooks.md §Durability). It is never sent to A2A clients. The
-// sink is retried a few times; a dead letter the sink keeps refusing is
-// logged, content-free.
-func (s *Service) deadLetter(ctx context.Context, rec *Record, attempts int, class string) {
+// task's tenant (OpenWOP RFC 0214 §C; webhooks.md §Durability). It is never sent to A2A clients.
+// A dead letter is never dropped: a sink that refuses it is tried again,
+// with growing pauses, until it takes it. It reports false when ctx ended
+// first; the delivery then stays in the outbox, and the next Start
+// attempts the push again.
+func (s *Service) deadLetter(ctx context.Context, rec *Record, attempts int, class string) bool {
 	payload, err := json.Marshal(deadLetterPayload{TaskID: rec.TaskID, ConfigID: rec.ID, Attempts: attempts, LastStatus: class})
 	if err != nil {
 		s.log.ErrorContext(ctx, "push: encoding a dead letter failed", "task", rec.TaskID, "config", rec.ID)
-		return
+		return true
 	}
-	ev := interop.HostEvent{
-		Type:        DeadLetterEventType,
-		Timestamp:   s.now().UTC(),
-		Delivery:    interop.DeliveryDurable,
-		WorkspaceID: rec.Workspace,
-		Payload:     payload,
-	}
-	sinkCtx := context.WithoutCancel(ctx)
 	for try := 1; ; try++ {
-		err := s.events.PublishHostEvent(sinkCtx, rec.Tenant, ev)
+		err := s.contained(ctx, "the event sink", rec.TaskID, func() error {
+			ev := interop.HostEvent{
+				Type:        DeadLetterEventType,
+				Timestamp:   s.now().UTC(),
+				Delivery:    interop.DeliveryDurable,
+				WorkspaceID: rec.Workspace,
+				Payload:     payload,
+			}
+			return s.events.PublishHostEvent(context.WithoutCancel(ctx), rec.Tenant, ev)
+		})
 		if err == nil {
-			return
+			return true
 		}
-		if try == 3 {
-			s.log.ErrorContext(ctx, "push: recording a dead letter failed", "task", rec.TaskID, "config", rec.ID, "attempts", strconv.Itoa(attempts), "class", class)
-			return
+		if !errors.Is(err, errPanicked) {
+			s.log.ErrorContext(ctx, "push: recording a dead letter failed; trying again", "task", rec.TaskID, "config", rec.ID, "try", try)
 		}
-		if !sleep(ctx, time.Duration(try)*100*time.Millisecond) {
-			return
+		if !s.sleep(ctx, watchRetry(try)) {
+			return false
 		}
 	}
 }

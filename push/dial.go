@@ -107,7 +107,15 @@ func (t *guardedTransport) CloseIdleConnections() { t.next.CloseIdleConnections(
 
 // dialContext is the transport's dial: it connects to the addresses of the
 // request's checked destination, in order, and to nothing else.
-func (g *Guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+func (g *Guard) dialContext(ctx context.Context, network, addr string) (_ net.Conn, err error) {
+	// GuardOptions.Dial is host code, and this runs in the HTTP
+	// transport's own goroutine, where a panic would end the process: it
+	// becomes a failed dial, which the delivery logs.
+	defer func() {
+		if v := recover(); v != nil {
+			err = contain(v)
+		}
+	}()
 	d := destinationFrom(ctx)
 	if d == nil || !sameHostPort(addr, d.hostPort) {
 		return nil, errUnchecked

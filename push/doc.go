@@ -55,16 +55,46 @@
 // for every config registered before it: a push is POSTed as
 // application/a2a+json with "Authorization: {scheme} {credentials}", or
 // "Bearer {token}" when only a token was given, and no OpenWOP signature
-// (OpenWOP RFC 0214 §C). Each config's deliveries are attempted in run order; each push
-// gets at least one attempt and retries follow the [RetryPolicy]
-// (OpenWOP RFC 0214 §C; webhooks.md §Durability); an exhausted push becomes a durable host event of the task's
-// tenant, [DeadLetterEventType], carrying only the task id, config id,
-// attempt count and last status class — A2A clients never see it and
-// recover state with GetTask. A delete stops a config's queued
-// deliveries before their next attempt. [Service.Close] stops following
-// runs and drains the queue until its context ends; what is left stays in
-// the outbox for the next Start, so a durable Outbox and ConfigStore make
-// delivery survive a restart.
+// (OpenWOP RFC 0214 §C). Each config's deliveries are attempted in run
+// order, one at a time: a push waiting out its retries holds back the
+// config's later pushes, so none overtakes it. Each push gets at least one
+// attempt, and a failed one is retried under the [RetryPolicy] (OpenWOP
+// RFC 0214 §C; webhooks.md §Durability). The default — 60 attempts,
+// exponential backoff with full jitter from 1s up to a 5m cap per wait —
+// keeps a push for 2h09m on average, 4h19m at most, and for less than an
+// hour with a probability below 10⁻¹⁰, so it outlives a receiver outage of
+// an hour. A network failure, a timeout, a destination the guard refuses
+// now, a 3xx (never followed, and retried under the same policy), a 5xx
+// and the 4xx statuses 408, 425 and 429 are retried; a Retry-After
+// (seconds or an HTTP-date; RFC 9110 §10.2.3) lengthens the next wait, up
+// to the cap. Any other 4xx (400, 401, 403, 404, 410, ...) is the
+// receiver's final answer, and the push is dead-lettered at once. A push
+// refused for good or whose schedule is spent becomes a durable host event
+// of the task's tenant, [DeadLetterEventType], carrying only the task id,
+// config id, attempt count and last status class — A2A clients never see
+// it and recover state with GetTask. A dead letter is never dropped: a
+// sink that refuses it is tried again until it takes it. A delete stops a
+// config's queued deliveries before their next attempt. [Options.Clock]
+// times every wait, so a test runs the hour-long schedule in milliseconds
+// through the same code. [Service.Close] stops following runs and gives
+// every queued push its attempt, but cuts retry waits short: a push whose
+// receiver is down stays in the outbox instead of holding the shutdown
+// for hours. What is left is resumed by the next Start, so a durable
+// Outbox and ConfigStore make delivery survive a restart (the in-memory
+// defaults lose it with the process).
+//
+// # Faults in host code
+//
+// The RunStore, the Projector, the ConfigStore, the Vault, the Outbox, the
+// EventSink, the resolver, the dial function and the Clock run inside the
+// goroutines the Service starts (and the dial inside the HTTP transport's).
+// A panic in any of them is recovered and logged once at error level —
+// where, the task id and the stack, never the panic value unless it is a
+// runtime error, since a value of host code may hold a push body or a
+// credential — and treated as that component's error: a failed attempt is
+// retried and in the end dead-lettered, a failed store read or run watch
+// is retried after a pause from the last event queued. A panic costs only
+// the delivery of its task, never the process.
 //
 // A replay fork never pushes and inherits nothing (OpenWOP RFC 0214 §D): configs belong to
 // one task id and are never copied, and a config receives only events

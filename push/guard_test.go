@@ -233,9 +233,8 @@ func TestGuardRefusesAtDelivery(t *testing.T) {
 	client := g.Client(nil)
 	for _, c := range refusedDestinations() {
 		rec := &Record{TaskID: "acme/T", ID: "c", URL: c.url}
-		class, delivered := svc.attempt(context.Background(), rec, Secret{Token: "tok"}, []byte(`{}`))
-		if delivered || class != classRefused {
-			t.Errorf("%q: delivery attempt gave (%q, %v), want refused", c.url, class, delivered)
+		if out := svc.attempt(context.Background(), rec, Secret{Token: "tok"}, []byte(`{}`)); out != (outcome{class: classRefused}) {
+			t.Errorf("%q: delivery attempt gave %+v, want refused", c.url, out)
 		}
 		req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(`{}`))
 		if err != nil || req.URL.String() != c.url {

@@ -362,13 +362,25 @@ type pushEnv struct {
 	gina     interop.Subject
 }
 
-type envOption func(*Options, *GuardOptions)
+// envConfig is what a pushEnv is built from; envOptions change it.
+type envConfig struct {
+	opts  Options
+	guard GuardOptions
+	// store wraps the memstore as the service's RunStore (nil: itself).
+	store func(*memstore.Store) interop.RunStore
+	// project replaces testProjector (nil: testProjector).
+	project Projector
+}
 
-func withRetry(p RetryPolicy) envOption { return func(o *Options, _ *GuardOptions) { o.Retry = p } }
+type envOption func(*envConfig)
+
+func withRetry(p RetryPolicy) envOption { return func(c *envConfig) { c.opts.Retry = p } }
 
 func withAllow(origins ...string) envOption {
-	return func(_ *Options, g *GuardOptions) { g.AllowOrigins = append(g.AllowOrigins, origins...) }
+	return func(c *envConfig) { c.guard.AllowOrigins = append(c.guard.AllowOrigins, origins...) }
 }
+
+func withClock(clock Clock) envOption { return func(c *envConfig) { c.opts.Clock = clock } }
 
 // fastRetry: 3 attempts, no backoff, 2s per attempt.
 func fastRetry() RetryPolicy {
@@ -399,24 +411,31 @@ func newPushEnv(t testing.TB, opts ...envOption) *pushEnv {
 		alice:    interop.Subject{Tenant: "acme", Principal: "user:alice", Authenticated: true},
 		gina:     interop.Subject{Tenant: "globex", Principal: "user:gina", Authenticated: true},
 	}
-	o := Options{
-		Events:  e.events,
-		Configs: e.configs,
-		Vault:   e.vault,
-		Outbox:  e.outbox,
-		Retry:   fastRetry(),
-		Logger:  slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	c := envConfig{
+		opts: Options{
+			Events:  e.events,
+			Configs: e.configs,
+			Vault:   e.vault,
+			Outbox:  e.outbox,
+			Retry:   fastRetry(),
+			Logger:  slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		},
+		guard:   GuardOptions{Resolver: e.resolver, Dial: e.dials.dial},
+		project: testProjector(),
 	}
-	g := GuardOptions{Resolver: e.resolver, Dial: e.dials.dial}
 	for _, opt := range opts {
-		opt(&o, &g)
+		opt(&c)
 	}
-	guard, err := NewGuard(g)
+	guard, err := NewGuard(c.guard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Guard = guard
-	svc, err := New(store, testProjector(), o)
+	c.opts.Guard = guard
+	var runs interop.RunStore = store
+	if c.store != nil {
+		runs = c.store(store)
+	}
+	svc, err := New(runs, c.project, c.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,4 +522,119 @@ func mustNotContain(t testing.TB, where, text string, secrets ...string) {
 			t.Errorf("%s contains the secret %q", where, s)
 		}
 	}
+}
+
+// jumpClock is virtual time that moves only when delivery waits: After(d)
+// advances it by d at once and fires. An hour-long retry schedule runs in
+// milliseconds through the same code as in production; with one lane
+// waiting at a time, the clock's advance is the time the schedule took.
+type jumpClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits []time.Duration
+	// panics, when above zero, makes the next After calls panic.
+	panics int
+}
+
+func newJumpClock() *jumpClock {
+	return &jumpClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+}
+
+func (c *jumpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *jumpClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.panics > 0 {
+		c.panics--
+		panic("clock broke: " + secretToken)
+	}
+	c.now = c.now.Add(d)
+	c.waits = append(c.waits, d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return ch
+}
+
+// recorded returns the waits so far.
+func (c *jumpClock) recorded() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.waits...)
+}
+
+// scaledClock runs factor times faster than real time: every wait of the
+// service is its real wait divided by factor, and Now moves accordingly,
+// so concurrent lanes share one consistent, compressed timeline.
+type scaledClock struct {
+	start  time.Time // real
+	origin time.Time // clock time at start
+	factor time.Duration
+}
+
+func newScaledClock(factor int) *scaledClock {
+	return &scaledClock{start: time.Now(), origin: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), factor: time.Duration(factor)}
+}
+
+func (c *scaledClock) Now() time.Time { return c.origin.Add(time.Since(c.start) * c.factor) }
+
+func (c *scaledClock) After(d time.Duration) <-chan time.Time { return time.After(d / c.factor) }
+
+// panicLines returns the log lines that report a recovered panic, failing
+// the test when one is not at error level.
+func panicLines(t testing.TB, logs string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		if !strings.Contains(line, `"msg":"push: recovered from a panic"`) {
+			continue
+		}
+		if !strings.Contains(line, `"level":"ERROR"`) {
+			t.Errorf("a panic logged below error level: %s", line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// labels decodes push bodies into what a receiver saw, in order: the
+// state of a statusUpdate, the text of an artifactUpdate.
+func label(t testing.TB, body []byte) string {
+	t.Helper()
+	var sr wire.StreamResponse
+	if err := json.Unmarshal(body, &sr); err != nil {
+		t.Errorf("push body is not a StreamResponse: %v: %s", err, body)
+		return ""
+	}
+	switch ev := sr.Event.(type) {
+	case *wire.TaskStatusUpdateEvent:
+		return string(ev.Status.State)
+	case *wire.TaskArtifactUpdateEvent:
+		return fmt.Sprint(ev.Artifact.Parts[0].Content)
+	}
+	return ""
+}
+
+// wantLabels is what the steps workflow with n chunks pushes after a
+// registration while it waits: WORKING, the chunks, COMPLETED.
+func wantLabels(n int) []string {
+	want := []string{string(wire.TaskStateWorking)}
+	for i := range n {
+		want = append(want, fmt.Sprintf("chunk %d", i))
+	}
+	return append(want, string(wire.TaskStateCompleted))
+}
+
+// collect waits for n pushes at rc and returns their labels.
+func (rc *receiver) collect(t testing.TB, n int) []string {
+	t.Helper()
+	var got []string
+	for len(got) < n {
+		got = append(got, label(t, rc.next(t).body))
+	}
+	return got
 }

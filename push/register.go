@@ -209,19 +209,19 @@ func (s *Service) putConfig(ctx context.Context, sub interop.Subject, run *inter
 		Created:   s.now().UTC(),
 	}
 	if rec.Done && rec.SecretRef != "" {
-		s.discard(ctx, rec.SecretRef)
+		s.discard(ctx, rec.TaskID, rec.SecretRef)
 		rec.SecretRef = ""
 	}
 	old, replaced, err := s.configs.Put(ctx, rec, s.maxPerTask)
 	if err != nil {
-		s.discard(ctx, rec.SecretRef)
+		s.discard(ctx, rec.TaskID, rec.SecretRef)
 		if errors.Is(err, ErrTooManyConfigs) {
 			return Config{}, err
 		}
 		return Config{}, fmt.Errorf("push: storing a config: %w", err)
 	}
 	if replaced {
-		s.discard(ctx, old.SecretRef)
+		s.discard(ctx, old.TaskID, old.SecretRef)
 	}
 	if !rec.Done {
 		s.mu.Lock()
@@ -265,7 +265,7 @@ func (s *Service) Delete(ctx context.Context, taskID, configID string) error {
 	if !deleted {
 		return nil
 	}
-	s.discard(ctx, old.SecretRef)
+	s.discard(ctx, old.TaskID, old.SecretRef)
 	rest, err := s.configs.List(ctx, taskID)
 	if err != nil {
 		return fmt.Errorf("push: listing configs: %w", err)
@@ -282,12 +282,13 @@ func (s *Service) Delete(ctx context.Context, taskID, configID string) error {
 
 // discard forgets a secret; a failure is logged (content-free) and does
 // not fail the operation, since the reference is gone from the record.
-func (s *Service) discard(ctx context.Context, ref string) {
+func (s *Service) discard(ctx context.Context, taskID, ref string) {
 	if ref == "" {
 		return
 	}
-	if err := s.vault.Discard(context.WithoutCancel(ctx), ref); err != nil {
-		s.log.ErrorContext(ctx, "push: discarding a secret failed")
+	err := s.contained(ctx, "the vault", taskID, func() error { return s.vault.Discard(context.WithoutCancel(ctx), ref) })
+	if err != nil && !errors.Is(err, errPanicked) {
+		s.log.ErrorContext(ctx, "push: discarding a secret failed", "task", taskID)
 	}
 }
 

@@ -22,9 +22,10 @@ type Reservation struct {
 	s    *Service
 	spec Spec   // its ID is set
 	ref  string // the sealed secret, "" when none
-	// task holds one of its slots until the reservation ends; "" when no
-	// slot is held (a new task, or a replacement of an existing config).
+	// task is the existing task, "" for one about to be created; slot is
+	// set while one of its slots is held (not for a replacement).
 	task string
+	slot bool
 	once sync.Once
 }
 
@@ -51,7 +52,7 @@ func (s *Service) Reserve(ctx context.Context, taskID string, spec Spec) (*Reser
 	if spec.ID == "" {
 		spec.ID = MintConfigID()
 	}
-	r := &Reservation{s: s, spec: spec}
+	r := &Reservation{s: s, spec: spec, task: taskID}
 	recs, err := s.configs.List(ctx, taskID)
 	if err != nil {
 		return nil, fmt.Errorf("push: listing configs: %w", err)
@@ -68,7 +69,7 @@ func (s *Service) Reserve(ctx context.Context, taskID string, spec Spec) (*Reser
 			}
 			s.reserved[taskID]++
 			s.mu.Unlock()
-			r.task = taskID
+			r.slot = true
 		}
 	}
 	ref, err := s.seal(ctx, spec)
@@ -101,12 +102,12 @@ func (r *Reservation) Commit(ctx context.Context, sub interop.Subject, run *inte
 func (r *Reservation) Release(ctx context.Context) {
 	r.once.Do(func() {
 		r.freeSlot()
-		r.s.discard(ctx, r.ref)
+		r.s.discard(ctx, r.task, r.ref)
 	})
 }
 
 func (r *Reservation) freeSlot() {
-	if r.task == "" {
+	if !r.slot {
 		return
 	}
 	s := r.s

@@ -7,7 +7,7 @@ import (
 )
 
 func withMaxPerTask(n int) envOption {
-	return func(o *Options, _ *GuardOptions) { o.MaxConfigsPerTask = n }
+	return func(c *envConfig) { c.opts.MaxConfigsPerTask = n }
 }
 
 // TestReserveHoldsASlot: a reservation on an existing task holds one of
@@ -78,14 +78,14 @@ func TestReserveRefusesBeforeAnythingIsStored(t *testing.T) {
 		}
 	})
 	t.Run("vault", func(t *testing.T) {
-		e := newPushEnv(t, func(o *Options, _ *GuardOptions) { o.Vault = sealFails{} })
+		e := newPushEnv(t, func(c *envConfig) { c.opts.Vault = sealFails{} })
 		e.resolver.set("hooks.partner.net", "93.184.216.34")
 		if _, err := e.svc.Reserve(ctx, "", Spec{URL: "https://hooks.partner.net/", Token: secretToken}); err == nil {
 			t.Fatal("reserved with a vault that cannot seal")
 		}
 	})
 	t.Run("config store", func(t *testing.T) {
-		e := newPushEnv(t, func(o *Options, _ *GuardOptions) { o.Configs = listFails{NewMemoryConfigs()} })
+		e := newPushEnv(t, func(c *envConfig) { c.opts.Configs = listFails{NewMemoryConfigs()} })
 		e.resolver.set("hooks.partner.net", "93.184.216.34")
 		if _, err := e.svc.Reserve(ctx, "", Spec{URL: "https://hooks.partner.net/"}); err == nil {
 			t.Fatal("reserved a new task's config with a config store that is down")

@@ -82,6 +82,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now stamps records; nil means time.Now.
 	Now func() time.Time
+	// Clock times the waits between attempts and after store faults, and
+	// dates a Retry-After; nil means the system clock.
+	Clock Clock
 }
 
 // Service is A2A push delivery: the push-config operations (register,
@@ -105,6 +108,7 @@ type Service struct {
 	client     *http.Client
 	log        *slog.Logger
 	now        func() time.Time
+	clock      Clock
 	sem        chan struct{}
 	idPrefix   string
 	nextID     atomic.Uint64
@@ -159,7 +163,7 @@ func New(store interop.RunStore, project Projector, o Options) (*Service, error)
 		store: store, project: project, events: o.Events,
 		guard: o.Guard, configs: o.Configs, vault: o.Vault, outbox: o.Outbox,
 		retry: retry, maxPerTask: o.MaxConfigsPerTask,
-		log: o.Logger, now: o.Now,
+		log: o.Logger, now: o.Now, clock: o.Clock,
 		idPrefix: "dl-" + isolation.NewOpaque() + "-",
 		watchers: map[string]*watcher{},
 		lanes:    map[laneKey]*lane{},
@@ -191,6 +195,9 @@ func New(store interop.RunStore, project Projector, o Options) (*Service, error)
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.clock == nil {
+		s.clock = systemClock{}
 	}
 	s.client = s.guard.Client(o.TLS)
 	s.watchCtx, s.stopWatch = context.WithCancel(context.Background())
@@ -234,10 +241,14 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops following runs, then waits until every queued delivery has
-// been attempted to its end (delivered, dead-lettered or dropped) or ctx
-// ends; then it abandons the attempts in flight, which stay in the outbox
-// for the next Start, and returns ctx.Err(). It is idempotent.
+// Close stops following runs, then lets every queued delivery be
+// attempted: one that is delivered, dead-lettered or dropped is done; one
+// whose attempt fails is not retried now — its wait is cut short and it
+// stays in the outbox for the next Start (an in-memory outbox loses it
+// with the process; a durable one keeps it). Close returns once every lane
+// has stopped, or abandons the attempts still in flight when ctx ends and
+// returns ctx.Err(). So a receiver that is down at shutdown costs at most
+// one attempt's timeout, never the retry schedule. It is idempotent.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state == stateClosing || s.state == stateClosed {

@@ -397,7 +397,7 @@ func TestConcurrencyBoundKeepsOtherTasksWaiting(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	e := newPushEnv(t, withAllow(rc.origin()), func(o *Options, _ *GuardOptions) { o.Concurrency = 1 })
+	e := newPushEnv(t, withAllow(rc.origin()), func(c *envConfig) { c.opts.Concurrency = 1 })
 	a, b := e.suspended(t, e.alice, 0), e.suspended(t, e.alice, 0)
 	e.register(t, e.alice, a, Spec{URL: rc.origin() + "/a"})
 	e.register(t, e.alice, b, Spec{URL: rc.origin() + "/b"})
@@ -687,30 +687,6 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		if s, err := New(c.store, c.project, c.o); err == nil || s != nil {
 			t.Errorf("%s: accepted", c.name)
 		}
-	}
-}
-
-func TestRetryWaits(t *testing.T) {
-	none, _ := RetryPolicy{Backoff: BackoffNone}.withDefaults()
-	fixed, _ := RetryPolicy{Backoff: BackoffFixed, Delay: 30 * time.Millisecond}.withDefaults()
-	exp, _ := RetryPolicy{Backoff: BackoffExponential, Delay: 100 * time.Millisecond, MaxDelay: 1 * time.Second}.withDefaults()
-	for n := 1; n <= 8; n++ {
-		if w := none.wait(n); w != 0 {
-			t.Errorf("none: wait %d = %v", n, w)
-		}
-		if w := fixed.wait(n); w != 30*time.Millisecond {
-			t.Errorf("fixed: wait %d = %v", n, w)
-		}
-		ceil := min(100*time.Millisecond<<(n-1), time.Second)
-		for range 20 {
-			if w := exp.wait(n); w < ceil/2 || w > ceil {
-				t.Errorf("exponential: wait %d = %v, want within [%v, %v]", n, w, ceil/2, ceil)
-			}
-		}
-	}
-	def, err := RetryPolicy{}.withDefaults()
-	if err != nil || def.MaxAttempts != 5 || def.Backoff != BackoffExponential || def.AttemptTimeout != 10*time.Second {
-		t.Fatalf("defaults %+v %v", def, err)
 	}
 }
 

@@ -60,28 +60,41 @@ const (
 	followStopped    followResult = iota // ctx ended
 	followTerminal                       // the terminal event was queued
 	followUnreadable                     // the run is no longer readable
+	followAgain                          // the pass ended early: reopen the watch from the last event queued
 )
 
 func (s *Service) watch(ctx context.Context, w *watcher, sub interop.Subject, task TaskRef, from int64, prev interop.RunStatus) {
 	defer s.watchWG.Done()
 	defer w.cancel()
-	leave := func() {
-		s.mu.Lock()
-		if s.watchers[w.task] == w {
-			delete(s.watchers, w.task)
-		}
-		s.mu.Unlock()
+	// Host code is called under recovered; a panic that gets here anyway
+	// is logged, and the task is followed again, from the last event
+	// queued, after a pause.
+	for !s.watchRecovering(ctx, w, sub, task, &from, &prev) {
+		pause(ctx, faultPause)
 	}
+}
+
+// watchRecovering follows the task until its watcher is done and reports
+// true, or false after a panic.
+func (s *Service) watchRecovering(ctx context.Context, w *watcher, sub interop.Subject, task TaskRef, from *int64, prev *interop.RunStatus) (done bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logPanic(ctx, "watching", task.ID, contain(v))
+			if done = ctx.Err() != nil; done {
+				s.leave(w)
+			}
+		}
+	}()
 	for {
-		switch s.follow(ctx, sub, task, &from, &prev) {
+		switch s.follow(ctx, sub, task, from, prev) {
 		case followStopped:
-			leave()
-			return
+			s.leave(w)
+			return true
 		case followUnreadable:
 			// Nothing more can be delivered: the secrets go now (OpenWOP RFC 0214 §A).
 			s.finishTask(ctx, task.ID)
-			leave()
-			return
+			s.leave(w)
+			return true
 		}
 		// A config registered while the terminal event was being queued
 		// may have missed it; one more pass from its watermark delivers it
@@ -94,22 +107,37 @@ func (s *Service) watch(ctx context.Context, w *watcher, sub interop.Subject, ta
 					delete(s.watchers, w.task)
 				}
 				s.mu.Unlock()
-				return
+				return true
 			}
 			w.recheck = false
 			s.mu.Unlock()
-			if low, ok := s.lowestWatermark(ctx, task.ID); ok && low < from {
-				from, prev, again = low, "", true
+			if low, ok := s.lowestWatermark(ctx, task.ID); ok && low < *from {
+				*from, *prev, again = low, "", true
 			}
 		}
 	}
 }
 
+// leave forgets w unless a newer watcher of its task replaced it.
+func (s *Service) leave(w *watcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchers[w.task] == w {
+		delete(s.watchers, w.task)
+	}
+}
+
 // lowestWatermark is the lowest watermark of the task's live configs.
 func (s *Service) lowestWatermark(ctx context.Context, taskID string) (int64, bool) {
-	recs, err := s.configs.List(ctx, taskID)
+	var recs []Record
+	err := s.contained(ctx, "the config store", taskID, func() (err error) {
+		recs, err = s.configs.List(ctx, taskID)
+		return err
+	})
 	if err != nil {
-		s.log.ErrorContext(ctx, "push: listing configs failed", "task", taskID)
+		if !errors.Is(err, errPanicked) {
+			s.log.ErrorContext(ctx, "push: listing configs failed", "task", taskID)
+		}
 		return 0, false
 	}
 	var low int64
@@ -134,56 +162,73 @@ func watchRetry(failures int) time.Duration {
 func (s *Service) follow(ctx context.Context, sub interop.Subject, task TaskRef, from *int64, prev *interop.RunStatus) followResult {
 	failures := 0
 	for {
-		if failures > 0 && !sleep(ctx, watchRetry(failures)) {
+		if failures > 0 && !s.sleep(ctx, watchRetry(failures)) {
 			return followStopped
 		}
-		events, err := s.store.WatchRun(ctx, sub, task.ID, *from)
-		if err != nil {
-			if ctx.Err() != nil {
-				return followStopped
-			}
-			if errors.Is(err, interop.ErrNotFound) {
-				return followUnreadable
-			}
-			s.log.WarnContext(ctx, "push: watching a run failed", "task", task.ID)
-			failures++
-			continue
-		}
-		for ev, err := range events {
-			if err != nil {
-				break
-			}
-			if ev.Sequence <= *from {
-				continue
-			}
-			if err := s.queueEvent(ctx, sub, task, &ev, *prev); err != nil {
-				if ctx.Err() == nil {
-					s.log.WarnContext(ctx, "push: queueing a run event failed", "task", task.ID, "sequence", ev.Sequence)
-				}
-				break
-			}
-			*from, *prev = ev.Sequence, ev.Status
-			failures = 0
-			if ev.Terminal() {
-				return followTerminal
-			}
-		}
-		if ctx.Err() != nil {
-			return followStopped
-		}
-		// The sequence ended early: a failure, or a run that was already
-		// terminal with nothing after *from.
-		run, err := s.store.GetRun(ctx, sub, task.ID)
+		before := *from
+		res, err := s.followOnce(ctx, sub, task, from, prev)
 		switch {
+		case res != followAgain:
+			return res
 		case ctx.Err() != nil:
 			return followStopped
-		case errors.Is(err, interop.ErrNotFound):
-			return followUnreadable
-		case err == nil && run.Status.Terminal() && run.LastSequence <= *from:
-			return followTerminal
+		case *from > before:
+			failures = 0
+		}
+		if err != nil && !errors.Is(err, errPanicked) {
+			s.log.WarnContext(ctx, "push: following a run failed", "task", task.ID, "sequence", *from)
 		}
 		failures++
 	}
+}
+
+// followOnce opens the watch and queues events until the terminal one or
+// until the sequence ends. A panic of host code in it — the RunStore, its
+// event sequence, the Projector, the stores — ends the pass as a failure,
+// so the watch is reopened after a pause and nothing is skipped.
+func (s *Service) followOnce(ctx context.Context, sub interop.Subject, task TaskRef, from *int64, prev *interop.RunStatus) (res followResult, err error) {
+	res = followAgain
+	defer s.recovered(ctx, "following the run", task.ID, &err)
+	events, err := s.store.WatchRun(ctx, sub, task.ID, *from)
+	switch {
+	case ctx.Err() != nil:
+		return followStopped, nil
+	case errors.Is(err, interop.ErrNotFound):
+		return followUnreadable, nil
+	case err != nil:
+		return followAgain, err
+	}
+	for ev, err := range events {
+		if err != nil {
+			break
+		}
+		if ev.Sequence <= *from {
+			continue
+		}
+		qerr := s.contained(ctx, "queueing a run event", task.ID, func() error { return s.queueEvent(ctx, sub, task, &ev, *prev) })
+		if qerr != nil {
+			return followAgain, qerr
+		}
+		*from, *prev = ev.Sequence, ev.Status
+		if ev.Terminal() {
+			return followTerminal, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return followStopped, nil
+	}
+	// The sequence ended early: a failure, or a run that was already
+	// terminal with nothing after *from.
+	run, err := s.store.GetRun(ctx, sub, task.ID)
+	switch {
+	case ctx.Err() != nil:
+		return followStopped, nil
+	case errors.Is(err, interop.ErrNotFound):
+		return followUnreadable, nil
+	case err == nil && run.Status.Terminal() && run.LastSequence <= *from:
+		return followTerminal, nil
+	}
+	return followAgain, nil
 }
 
 // queueEvent renders ev and queues its bodies for every config of the
@@ -244,9 +289,15 @@ func EncodeBody(ev wire.Event) ([]byte, error) {
 // finishTask ends every live config of a task: its secret is discarded
 // and nothing more is delivered.
 func (s *Service) finishTask(ctx context.Context, taskID string) {
-	recs, err := s.configs.List(context.WithoutCancel(ctx), taskID)
+	var recs []Record
+	err := s.contained(ctx, "the config store", taskID, func() (err error) {
+		recs, err = s.configs.List(context.WithoutCancel(ctx), taskID)
+		return err
+	})
 	if err != nil {
-		s.log.ErrorContext(ctx, "push: listing configs failed", "task", taskID)
+		if !errors.Is(err, errPanicked) {
+			s.log.ErrorContext(ctx, "push: listing configs failed", "task", taskID)
+		}
 		return
 	}
 	for i := range recs {
@@ -259,23 +310,11 @@ func (s *Service) finishTask(ctx context.Context, taskID string) {
 // finish marks a config done and discards its secret (OpenWOP RFC 0214 §A).
 func (s *Service) finish(ctx context.Context, r *Record) {
 	ctx = context.WithoutCancel(ctx)
-	if err := s.configs.Finish(ctx, r.TaskID, r.ID, r.SecretRef); err != nil {
+	err := s.contained(ctx, "the config store", r.TaskID, func() error {
+		return s.configs.Finish(ctx, r.TaskID, r.ID, r.SecretRef)
+	})
+	if err != nil && !errors.Is(err, errPanicked) {
 		s.log.ErrorContext(ctx, "push: finishing a config failed", "task", r.TaskID, "config", r.ID)
 	}
-	s.discard(ctx, r.SecretRef)
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	s.discard(ctx, r.TaskID, r.SecretRef)
 }

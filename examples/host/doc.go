@@ -14,6 +14,8 @@
 //	go run ./examples/host -seal-key "$(openssl rand -hex 32)"
 //	go run ./examples/host -push-allow http://127.0.0.1:9999
 //	go run ./examples/host -log-level debug
+//	go run ./examples/host -run-retention 1h -host-event-max-age 6h
+//	go run ./examples/host -body-timeout 10s
 //	go run ./examples/host -conformance-seams   # TEST ONLY, see below
 //
 // -public-url sets the origin of the links the host hands out (statusUrl,
@@ -48,6 +50,24 @@
 // token, a header value, a query string or a body. A response of 500 or
 // more is logged at error level, and so is every fault behind it.
 //
+// -run-retention (default 24h) is how long a finished run is kept after
+// it ended; then it answers 404 like an id never minted, and its
+// Idempotency-Key starts a new run. 0 keeps every run for the life of the
+// process. -host-event-max-age (default 24h) is how long a durable host
+// event — the negotiation.decided records among them — is kept for
+// Last-Event-ID resumption, on top of the 10,000 newest per tenant
+// (memstore.WithRunRetention, WithHostEventMaxAge).
+//
+// -body-timeout (default 30s) is how long a client may take to send a
+// request body. The http.Server's ReadTimeout is 10 s for the header plus
+// it, for every route (net/http lifts it once the body has been read, so
+// it never cuts a response); a REST body that misses it is 400
+// validation_error and the connection closes. There is no WriteTimeout,
+// which would cut every event stream at that age: GET /host/events bounds
+// each frame's write (10 s) instead, so a client that stops reading is
+// dropped (setServerTimeouts in main.go, deadline per frame in sse.go).
+// Idle keep-alive connections close after 2 min.
+//
 // -conformance-seams serves the OpenWOP conformance seams (seams.go) and
 // advertises conformance.seamsProfile "openwop-conformance-seams-v2". It is
 // for conformance runs only: the mint seam,
@@ -66,7 +86,8 @@
 // tools/call still waiting for its run then cancels that run, as a client
 // disconnect would), MCP listen streams end, and the queued
 // negotiation.decided records are delivered (wopinterop.Host.Close) before
-// the store closes.
+// the store closes; if some could not be (the store refused them past the
+// auditor's retries), one warning line gives their count.
 //
 // # Callers
 //
@@ -194,6 +215,11 @@
 //     /agents lists the caller's tenant's agents), which a2a.agentCards
 //     requires (OpenWOP interop §Per-agent cards). GET /agents entries carry label, packName and
 //     hasHandoffSchemas, never the prompt or the schemas.
+//   - A request body that does not arrive within -body-timeout, or stops
+//     arriving, is 400 validation_error with details.field "body" (the
+//     registry has no 408 code, and the request as received is not valid);
+//     one over 1 MiB is 413 payload_too_large with details.limitBytes.
+//     Either way the connection closes without the rest being read.
 //   - Any fault the host did not classify is 500 internal_error with a fixed
 //     message; the cause goes to the log, never to the caller.
 package main

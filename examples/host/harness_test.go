@@ -40,6 +40,13 @@ type hostOption func(*config)
 // main seeds it. The store may be wrapped by opts (fault injection).
 func newTestHost(t *testing.T, opts ...hostOption) *testHost {
 	t.Helper()
+	return newTestHostOn(t, nil, opts...)
+}
+
+// newTestHostOn is newTestHost with tune applied to the http.Server
+// before it starts (its timeouts).
+func newTestHostOn(t *testing.T, tune func(*http.Server), opts ...hostOption) *testHost {
+	t.Helper()
 	keys, err := parseKeys(defaultKeys)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +76,9 @@ func newTestHost(t *testing.T, opts ...hostOption) *testHost {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = h
+	if tune != nil {
+		tune(srv.Config)
+	}
 	srv.Start()
 	th := &testHost{t: t, url: srv.URL, store: store, client: srv.Client(), logs: logs, drain: startDrain, handler: h}
 	t.Cleanup(func() {

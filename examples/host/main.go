@@ -31,6 +31,29 @@ const (
 // drains.
 const shutdownGrace = 10 * time.Second
 
+// Connection timeouts (see setServerTimeouts) and retention defaults.
+const (
+	readHeaderTimeout      = 10 * time.Second
+	idleTimeout            = 2 * time.Minute
+	defaultRunRetention    = 24 * time.Hour
+	defaultHostEventMaxAge = 24 * time.Hour
+)
+
+// setServerTimeouts gives srv the host's connection timeouts. ReadTimeout
+// covers the whole request, header and body: net/http clears that
+// deadline once the body has been read (at once for a request without
+// one), so it bounds what a client sends — a body trickled in byte by
+// byte, on any route — and never the response. WriteTimeout stays unset:
+// it is one deadline for the whole response and would cut every event
+// stream at that age; the host's own stream sets one per frame instead
+// (sse.go), and the library's streams end with their runs or the drain.
+func setServerTimeouts(srv *http.Server, header, body time.Duration) {
+	srv.ReadHeaderTimeout = header
+	srv.ReadTimeout = header + body
+	srv.WriteTimeout = 0
+	srv.IdleTimeout = idleTimeout
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -49,6 +72,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	pushAllowSpec := fs.String("push-allow", "", "exact `origins` (scheme://host:port,...) A2A pushes may reach although plain http or on loopback/private addresses: local receivers")
 	routingSpec := fs.String("routing-secret", "", "`secret` (hex or base64, at least 32 bytes) deriving the agents' A2A routing values (default: random per process, so they change on restart)")
 	sealSpec := fs.String("seal-key", "", "`key` (hex or base64, at least 32 bytes) sealing MCP requestState values (default: random per process, so a pending multi-round call does not survive a restart)")
+	bodyTimeout := fs.Duration("body-timeout", defaultBodyTimeout, "how long a client may take to send a request body; a slower one is refused and its connection closed")
+	runRetention := fs.Duration("run-retention", defaultRunRetention, "how long a finished run is kept after it ended (0 keeps every run); then it reads as unknown and its idempotency key is free")
+	hostEventAge := fs.Duration("host-event-max-age", defaultHostEventMaxAge, "how long a durable host event (negotiation.decided records) is kept for GET /host/events resumption (0: only the 10,000 newest per tenant bound it)")
 	levelSpec := fs.String("log-level", "info", "log `level`: debug, info, warn or error (one line per request at info, faults at error)")
 	seams := fs.Bool("conformance-seams", false, "TEST ONLY: serve the OpenWOP conformance seams (POST "+mintPath+"). "+
 		"It lets any holder of a key mint more keys for its tenant, keys that outlive a change of -keys until restart: never enable it where real users or data are")
@@ -92,6 +118,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		fmt.Fprintf(stderr, "host: invalid -push-allow: %v\n", err)
 		return exitUsage
 	}
+	switch {
+	case *bodyTimeout <= 0:
+		fmt.Fprintf(stderr, "host: invalid -body-timeout %v: want a positive duration\n", *bodyTimeout)
+		return exitUsage
+	case *runRetention < 0:
+		fmt.Fprintf(stderr, "host: invalid -run-retention %v: want 0 or a positive duration\n", *runRetention)
+		return exitUsage
+	case *hostEventAge < 0:
+		fmt.Fprintf(stderr, "host: invalid -host-event-max-age %v: want 0 or a positive duration\n", *hostEventAge)
+		return exitUsage
+	}
 	level, err := parseLogLevel(*levelSpec)
 	if err != nil {
 		fmt.Fprintf(stderr, "host: invalid -log-level: %v\n", err)
@@ -110,7 +147,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	}
 
 	auth := newBearerKeys(keys)
-	store := memstore.New(memstore.WithLogger(logger))
+	store := memstore.New(memstore.WithLogger(logger),
+		memstore.WithRunRetention(*runRetention), memstore.WithHostEventMaxAge(*hostEventAge))
 	if err := seed(store, auth.Tenants(), strings.TrimSuffix(base, "/")); err != nil {
 		_ = ln.Close()
 		_ = store.Close()
@@ -121,7 +159,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	defer startDrain()
 	handler, err := newHandler(config{
 		Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
-		SealKey: sealKey, PushAllow: pushAllow, Seams: *seams, Minter: auth,
+		SealKey: sealKey, PushAllow: pushAllow, Seams: *seams, Minter: auth, BodyTimeout: *bodyTimeout,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -130,11 +168,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		return exitFault
 	}
 	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Handler:  handler,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	setServerTimeouts(srv, readHeaderTimeout, *bodyTimeout)
 	// Shutdown waits for idle connections; event streams and long polls
 	// never go idle on their own, so the drain ends them first.
 	srv.RegisterOnShutdown(startDrain)
@@ -168,6 +205,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	if err := handler.Close(closeCtx); err != nil {
 		logger.Error("close interop", "err", err)
 		code = exitFault
+	}
+	if st := handler.interop.AuditStats(); st.Dropped > 0 {
+		logger.Warn("negotiation.decided records dropped during this run", "dropped", st.Dropped, "delivered", st.Delivered)
 	}
 	if err := store.Close(); err != nil {
 		logger.Error("close store", "err", err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -39,6 +40,10 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{[]string{"-public-url", "https://x/path"}, exitUsage, "invalid -public-url"},
 		{[]string{"-nope"}, exitUsage, "flag provided but not defined"},
 		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"-body-timeout", "0s"}, exitUsage, "invalid -body-timeout 0s: want a positive duration"},
+		{[]string{"-run-retention", "-1h"}, exitUsage, "invalid -run-retention -1h0m0s"},
+		{[]string{"-host-event-max-age", "-1s"}, exitUsage, "invalid -host-event-max-age -1s"},
+		{[]string{"-run-retention", "soon"}, exitUsage, `invalid value "soon" for flag -run-retention`},
 		{[]string{"-addr", "256.0.0.1:http-nope"}, exitFault, "host:"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -316,4 +321,49 @@ func waitRuns(t *testing.T, h *testHost, n int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("acme never had %d runs", n)
+}
+
+// -run-retention reaches the store: a finished run is gone (404, as an
+// unknown id) once the retention has passed.
+func TestRunRetentionFlag(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := runInProcess(t, ctx, []string{"-addr", "127.0.0.1:0", "-keys", "initech=k-initech", "-run-retention", "50ms"}, nil)
+	do := func(method, url, body string) (int, string) {
+		rq, _ := http.NewRequest(method, url, strings.NewReader(body))
+		if body != "" {
+			rq.Header.Set("Content-Type", "application/json")
+		}
+		rq.Header.Set("Authorization", "Bearer k-initech")
+		resp, err := http.DefaultClient.Do(rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := do("POST", p.base+"/runs", `{"workflowId":"conformance-noop"}`)
+	var created struct {
+		StatusURL string `json:"statusUrl"`
+	}
+	if err := json.Unmarshal([]byte(body), &created); status != 201 || err != nil {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		status, body = do("GET", created.StatusURL, "")
+		if status == http.StatusNotFound {
+			break
+		}
+		if status != 200 || time.Now().After(deadline) {
+			t.Fatalf("the finished run is still served: %d %s", status, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if body != `{"error":"not_found","message":"no such resource"}`+"\n" {
+		t.Fatalf("a purged run answers %s", body)
+	}
+	cancel()
+	<-p.done
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 )
@@ -324,21 +325,24 @@ func checkJSONContentType(h http.Header) error {
 	return nil
 }
 
-// readJSONBody reads a bounded JSON object body and returns its members.
-// An empty body is allowed only when optional (it then yields no members
-// and needs no Content-Type).
-func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64, optional bool, allowed ...string) (map[string]json.RawMessage, error) {
-	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, err
-		}
+// readJSONBody reads a JSON object body within the host's byte and time
+// limits (internal/httpbody) and returns its members. An empty body is
+// allowed only when optional (it then yields no members and needs no
+// Content-Type). A body over the byte limit is 413 payload_too_large; one
+// that does not arrive within the time limit, or stops arriving, is 400
+// validation_error (the OpenWOP registry has no 408 code). After any of
+// these the connection closes without the rest of the body being read.
+func (s *server) readJSONBody(w http.ResponseWriter, r *http.Request, optional bool, allowed ...string) (map[string]json.RawMessage, error) {
+	var buf bytes.Buffer
+	switch err := httpbody.Read(w, r, &buf, s.maxBody, s.bodyTimeout); {
+	case errors.Is(err, httpbody.ErrTooLarge):
+		return nil, &http.MaxBytesError{Limit: s.maxBody}
+	case errors.Is(err, httpbody.ErrTooSlow):
+		return nil, invalid("body", "the body did not arrive within "+s.bodyTimeout.String())
+	case err != nil:
 		return nil, invalid("body", "the body could not be read")
 	}
+	body := buf.Bytes()
 	if len(body) == 0 && optional {
 		return map[string]json.RawMessage{}, nil
 	}

@@ -450,3 +450,57 @@ func TestToAPIError(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadJSONBody drives the whole REST body reader — size limit, empty
+// optional body, Content-Type, decode — with any bytes, declared or
+// chunked: it either returns the members of one JSON object with allowed
+// names no larger than the limit, or refuses with 400, 413 or 415 in the
+// envelope's terms.
+func FuzzReadJSONBody(f *testing.F) {
+	for _, s := range []string{`{"workflowId":"x","inputs":{}}`, `{}`, ``, `{"reason":1}`, `[1]`, `{"workflowId":"` + strings.Repeat("x", 300) + `"}`} {
+		f.Add([]byte(s), false, false, true)
+		f.Add([]byte(s), true, true, false)
+	}
+	const limit = 256
+	s := &server{maxBody: limit, bodyTimeout: time.Second}
+	f.Fuzz(func(t *testing.T, body []byte, chunked, optional, jsonType bool) {
+		r := httptest.NewRequest("POST", "/runs", strings.NewReader(string(body)))
+		if chunked {
+			r.ContentLength = -1
+		}
+		if jsonType {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		m, err := s.readJSONBody(httptest.NewRecorder(), r, optional, "workflowId", "inputs")
+		if err != nil {
+			e, internal := toAPIError(err)
+			switch {
+			case internal:
+				t.Fatalf("%q: unclassified error %v", body, err)
+			case len(body) > limit && e.Code != codePayloadTooLarge:
+				t.Fatalf("%d bytes over a %d limit: %+v", len(body), limit, e)
+			case e.Code != codeValidation && e.Code != codePayloadTooLarge && e.Code != codeUnsupportedMedia:
+				t.Fatalf("%q: %+v", body, e)
+			}
+			return
+		}
+		if len(body) > limit {
+			t.Fatalf("accepted %d bytes over a %d limit", len(body), limit)
+		}
+		if len(body) == 0 {
+			if !optional || len(m) != 0 {
+				t.Fatalf("empty body: %v (optional %v)", m, optional)
+			}
+			return
+		}
+		var generic map[string]json.RawMessage
+		if !jsonType || json.Unmarshal(body, &generic) != nil || len(generic) != len(m) {
+			t.Fatalf("accepted %q (json type %v) as %v", body, jsonType, m)
+		}
+		for k := range m {
+			if k != "workflowId" && k != "inputs" {
+				t.Fatalf("%q: member %q", body, k)
+			}
+		}
+	})
+}

@@ -24,7 +24,7 @@ func (s *server) createRun(w http.ResponseWriter, r *http.Request, sub interop.S
 		s.writeError(w, r, err)
 		return
 	}
-	members, err := readJSONBody(w, r, s.maxBody, false, "workflowId", "inputs")
+	members, err := s.readJSONBody(w, r, false, "workflowId", "inputs")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -162,7 +162,7 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request, sub interop.S
 		s.writeError(w, r, err)
 		return
 	}
-	members, err := readJSONBody(w, r, s.maxBody, true, "reason")
+	members, err := s.readJSONBody(w, r, true, "reason")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -200,7 +200,7 @@ func (s *server) resolveInterrupt(w http.ResponseWriter, r *http.Request, sub in
 		s.writeError(w, r, err)
 		return
 	}
-	members, err := readJSONBody(w, r, s.maxBody, false, "resumeValue")
+	members, err := s.readJSONBody(w, r, false, "resumeValue")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

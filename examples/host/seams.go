@@ -37,7 +37,7 @@ type mintedView struct {
 // caller's own key is worth, under another name. It is still test-only —
 // see the -conformance-seams help.
 func (s *server) mintCredential(w http.ResponseWriter, r *http.Request, sub interop.Subject) {
-	members, err := readJSONBody(w, r, s.maxBody, false, "lane")
+	members, err := s.readJSONBody(w, r, false, "lane")
 	if err != nil {
 		s.writeError(w, r, err)
 		return

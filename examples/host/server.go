@@ -42,6 +42,16 @@ type config struct {
 	Version string
 	// MaxBodyBytes bounds request bodies. Default: 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a REST request body may take to arrive
+	// once the handler reads it (internal/httpbody); a body that misses it
+	// is refused with 400 validation_error and its connection closed.
+	// main also gives the http.Server a ReadTimeout from it (see
+	// setServerTimeouts). Default: 30 s.
+	BodyTimeout time.Duration
+	// EventWriteTimeout bounds the write of one frame (an event or a
+	// keep-alive) of GET /host/events: a client that stops reading is
+	// dropped instead of holding the stream. Default: 10 s.
+	EventWriteTimeout time.Duration
 	// Heartbeat is the SSE keep-alive period. Default: 15 s.
 	Heartbeat time.Duration
 	// Drain, when done, starts the graceful shutdown: it ends open event
@@ -78,6 +88,8 @@ const (
 	implementationName = "wopinterop example host"
 	defaultVersion     = "0.0.0-dev"
 	defaultMaxBody     = 1 << 20
+	defaultBodyTimeout = 30 * time.Second
+	defaultEventWrite  = 10 * time.Second
 	defaultHeartbeat   = 15 * time.Second
 	protocolVersion    = "2.0"
 )
@@ -91,6 +103,8 @@ type server struct {
 	links          links
 	log            *slog.Logger
 	maxBody        int64
+	bodyTimeout    time.Duration
+	eventWrite     time.Duration
 	heartbeat      time.Duration
 	drain          context.Context
 	discovery      discoveryDocument
@@ -130,21 +144,29 @@ func newHandler(cfg config) (*handler, error) {
 		return nil, errors.New("host: BaseURL must be an absolute http(s) origin")
 	}
 	s := &server{
-		store:     cfg.Store,
-		auth:      cfg.Auth,
-		links:     links{base: strings.TrimSuffix(cfg.BaseURL, "/")},
-		log:       cfg.Logger,
-		maxBody:   cfg.MaxBodyBytes,
-		heartbeat: cfg.Heartbeat,
-		drain:     cfg.Drain,
-		seams:     cfg.Seams,
-		minter:    cfg.Minter,
+		store:       cfg.Store,
+		auth:        cfg.Auth,
+		links:       links{base: strings.TrimSuffix(cfg.BaseURL, "/")},
+		log:         cfg.Logger,
+		maxBody:     cfg.MaxBodyBytes,
+		bodyTimeout: cfg.BodyTimeout,
+		eventWrite:  cfg.EventWriteTimeout,
+		heartbeat:   cfg.Heartbeat,
+		drain:       cfg.Drain,
+		seams:       cfg.Seams,
+		minter:      cfg.Minter,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = defaultMaxBody
+	}
+	if s.bodyTimeout <= 0 {
+		s.bodyTimeout = defaultBodyTimeout
+	}
+	if s.eventWrite <= 0 {
+		s.eventWrite = defaultEventWrite
 	}
 	if s.heartbeat <= 0 {
 		s.heartbeat = defaultHeartbeat

@@ -19,6 +19,13 @@ const maxLastEventID = 256
 // SSE (OpenWOP events.md §Host events). Durable events after Last-Event-ID are replayed when
 // still retained; the stream then follows new events, with a keep-alive
 // comment every heartbeat, until the client goes away or the host drains.
+//
+// The stream lives as long as the client reads it: each frame gets its
+// own write deadline of EventWriteTimeout, where an http.Server
+// WriteTimeout would be one deadline for the whole response, so a client
+// that stops reading is dropped at its next frame instead of holding the
+// handler. (The server's ReadTimeout does not cut it: net/http clears the
+// read deadline once the request has no body left to read.)
 func (s *server) hostEvents(w http.ResponseWriter, r *http.Request, sub interop.Subject) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -54,6 +61,10 @@ func (s *server) hostEvents(w http.ResponseWriter, r *http.Request, sub interop.
 	})
 	defer func() { cancel(); pump.Wait() }()
 
+	// frameDeadline bounds the next write; a writer without deadlines
+	// (tests' recorders) writes without one.
+	frameDeadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(s.eventWrite)) }
+	frameDeadline()
 	w.WriteHeader(http.StatusOK)
 	if rc.Flush() != nil {
 		return
@@ -69,12 +80,14 @@ func (s *server) hostEvents(w http.ResponseWriter, r *http.Request, sub interop.
 			if !ok {
 				return
 			}
+			frameDeadline()
 			err = writeSSE(w, ev)
 			if errors.Is(err, errUnframeable) {
 				s.log.WarnContext(ctx, "dropped a host event that cannot be framed", "type", strings.ToValidUTF8(ev.Type, "?"))
 				continue
 			}
 		case <-tick.C:
+			frameDeadline()
 			_, err = io.WriteString(w, ": keep-alive\n\n")
 		}
 		if err == nil {

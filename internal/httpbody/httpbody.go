@@ -18,7 +18,8 @@ import (
 )
 
 // Errors of [Read]. A caller answers them in its protocol's shape: too
-// large is HTTP 413, too slow 408.
+// large is HTTP 413, too slow 408 where the protocol has a code for it
+// (the OpenWOP REST registry has none: the example host answers 400).
 var (
 	// ErrTooLarge reports a body, declared or received, over the limit.
 	ErrTooLarge = errors.New("httpbody: request body too large")
@@ -42,39 +43,53 @@ const MaxPooled = 64 << 10
 // timeout. A Content-Length over limit is refused before a byte is read.
 // The time limit is a read deadline on the connection
 // (http.ResponseController), which also cuts a body trickling in one byte
-// at a time; it is lifted again once the body is read whole, so a long
-// response (an SSE stream) is not cut. After an error it stays: net/http
-// reads what is left of a small unread body before it answers (to keep
-// the connection), and a lifted deadline would let a trickling client
-// hold the answer, and the connection, for as long as it trickles. A
-// ResponseWriter that cannot take a read deadline (a middleware that wraps
-// it without an Unwrap method) leaves the body bounded in size only.
-// timeout <= 0 means no time limit.
-func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
+// at a time; it is lifted again once the body is read, so a long response
+// (an SSE stream) is not cut. A ResponseWriter that cannot take a read
+// deadline (a middleware that wraps it without an Unwrap method) leaves
+// the body bounded in size only. timeout <= 0 means no time limit of
+// Read's own. The deadline replaces the one http.Server.ReadTimeout put on
+// the request, so a shorter ReadTimeout is kept as the limit: a caller's
+// default never extends what the host's server allows.
+//
+// On any error the rest of the body is abandoned: the response gets
+// Connection: close and the read deadline is left in the past, because
+// net/http would otherwise read up to 256 KiB more of the body, before the
+// response and after it, and a client trickling it would hold the
+// connection all that time.
+func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) (err error) {
+	defer func() {
+		if err != nil {
+			w.Header().Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
+	}()
 	if r.ContentLength > limit {
 		return ErrTooLarge
 	}
 	if r.ContentLength > 0 {
 		dst.Grow(int(min(r.ContentLength, initialGrowth)))
 	}
-	var rc *http.ResponseController
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && timeout > srv.ReadTimeout {
+		timeout = srv.ReadTimeout
+	}
 	if timeout > 0 {
-		rc = http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
-			rc = nil
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+			defer func() {
+				if err == nil {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+			}()
 		}
 	}
-	err := readUpTo(dst, r.Body, limit)
+	readErr := readUpTo(dst, r.Body, limit)
 	switch {
 	case int64(dst.Len()) > limit:
 		return ErrTooLarge
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	case errors.Is(readErr, os.ErrDeadlineExceeded):
 		return ErrTooSlow
-	case err != nil:
+	case readErr != nil:
 		return ErrIncomplete
-	}
-	if rc != nil {
-		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return nil
 }

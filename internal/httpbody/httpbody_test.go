@@ -138,44 +138,6 @@ func TestSlowBodyIsCut(t *testing.T) {
 	}
 }
 
-// A body cut for being slow is answered at once, though the client keeps
-// trickling: the expired deadline stays, so net/http gives up reading the
-// rest of the body before it answers.
-func TestSlowBodyAnsweredAtOnce(t *testing.T) {
-	const timeout = 200 * time.Millisecond
-	addr, got := serve(t, 1<<20, timeout, func(w http.ResponseWriter) {
-		w.WriteHeader(http.StatusRequestTimeout)
-	})
-	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-				if _, err := c.Write([]byte("x")); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	start := time.Now()
-	_ = c.SetReadDeadline(start.Add(5 * time.Second))
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("no answer while the body trickles on: %v", err)
-	}
-	res.Body.Close()
-	if r := <-got; !errors.Is(r.err, ErrTooSlow) || res.StatusCode != http.StatusRequestTimeout {
-		t.Fatalf("err %v, HTTP %d", r.err, res.StatusCode)
-	}
-	if took := time.Since(start); took > timeout+time.Second {
-		t.Fatalf("answered after %v", took)
-	}
-}
-
 func TestDeadlineLiftedForTheResponse(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	addr, got := serve(t, 1<<20, timeout, func(w http.ResponseWriter) {
@@ -209,5 +171,73 @@ func TestWriterWithoutDeadlines(t *testing.T) {
 	r := httptest.NewRequest("POST", "/", strings.NewReader(strings.Repeat("a", 20)))
 	if err := Read(httptest.NewRecorder(), r, &buf, 10, time.Second); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A refused body is abandoned: the refusal goes out at once and the
+// connection closes, although the client keeps trickling the rest (net/http
+// would otherwise read up to 256 KiB more of it first).
+func TestRefusedBodyIsAbandoned(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	addr, got := serve(t, 1<<20, timeout, func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, "refused")
+	})
+	start := time.Now()
+	c := raw(t, addr, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				if _, err := c.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	if r := <-got; !errors.Is(r.err, ErrTooSlow) {
+		t.Fatalf("err = %v", r.err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no refusal: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	if took := time.Since(start); string(b) != "refused" || !res.Close || took > timeout+time.Second {
+		t.Fatalf("refusal %q after %v, close %v", b, took, res.Close)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("the connection stayed open for the rest of the body")
+	}
+}
+
+// A server whose ReadTimeout is shorter than Read's timeout keeps it: the
+// body is cut at ReadTimeout, never later.
+func TestShorterReadTimeoutKept(t *testing.T) {
+	const readTimeout = 200 * time.Millisecond
+	got := make(chan result, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var buf bytes.Buffer
+		start := time.Now()
+		err := Read(w, r, &buf, 1<<20, time.Minute)
+		got <- result{err: err, took: time.Since(start)}
+	}))
+	srv.Config.ReadTimeout = readTimeout
+	srv.Start()
+	t.Cleanup(srv.Close)
+	raw(t, srv.Listener.Addr().String(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n1")
+	select {
+	case r := <-got:
+		if !errors.Is(r.err, ErrTooSlow) || r.took > readTimeout+time.Second {
+			t.Fatalf("err %v after %v, want ErrTooSlow at about %v", r.err, r.took, readTimeout)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a one-minute limit replaced the server's shorter ReadTimeout")
 	}
 }

@@ -43,7 +43,8 @@
 //     from the tenant segment of the id.
 //   - Idempotent creation (OpenWOP interop map, a2a.operations): the key is scoped to (tenant,
 //     principal); a repeat, also a concurrent one, returns the first run
-//     with created=false and starts nothing.
+//     with created=false and starts nothing (while that run is retained;
+//     see Retention).
 //   - At-most-once resolution (OpenWOP interrupt.md §Resolve surfaces, §Approver enforcement): approver lists, approval
 //     actions and resume schemas are enforced; the first resolution wins and
 //     every other attempt gets ErrAlreadyResolved.
@@ -57,10 +58,39 @@
 //
 // # Host events
 //
-// [Store.PublishHostEvent] keeps durable host events per tenant up to a
-// retention cap and fans ephemeral ones out to live subscribers only;
-// [Store.SubscribeHostEvents] is the feed behind GET /host/events, with
-// Last-Event-ID resumption and workspace scoping (OpenWOP host-event.schema.json; events.md §Host events; RFC 0242 §B.4).
+// [Store.PublishHostEvent] keeps durable host events per tenant and fans
+// ephemeral ones out to live subscribers only; [Store.SubscribeHostEvents]
+// is the feed behind GET /host/events, with Last-Event-ID resumption and
+// workspace scoping (OpenWOP host-event.schema.json; events.md §Host events; RFC 0242 §B.4).
+// The durable events — negotiation.decided records among them — are
+// bounded twice: at most [DefaultHostEventRetention] per tenant
+// ([WithHostEventRetention]) and none older than [DefaultHostEventMaxAge]
+// ([WithHostEventMaxAge]). Last-Event-ID resumes only within that
+// retention: an evicted or expired id reads like an unknown one.
+//
+// # Retention
+//
+// By default a Store keeps every run for its life. [WithRunRetention]
+// purges a terminal run once its status timestamp is older than the TTL,
+// with its event log, interrupts and idempotency key. A purged run is
+// indistinguishable from an id never minted: every method answers
+// ErrNotFound with the same text, ListRuns neither lists nor counts it,
+// WatchRun and PollEvents refuse it, and AppendRunEvent refuses an audit
+// record for it (the negotiate Auditor then files the record as a host
+// event of the tenant). Its idempotency key is freed with it, so the
+// dedupe window of a key ends TTL after its run ended: a repeat after that
+// starts a new run. Keeping keys longer would keep a record per run
+// without bound, which is what retention removes; a host that needs a
+// longer window sets a longer TTL. Runs that are not terminal are never
+// purged, whatever their age.
+//
+// Expiry runs on one goroutine the Store owns: started by the first write
+// that keeps something that can expire, every quarter of the shortest
+// retention (between 10 ms and 1 min), recovering and logging a panic, and
+// stopped by [Store.Close]. A purge removes at most 1024 runs per hold of
+// a tenant's lock and rebuilds the tenant's maps once the deleted
+// outnumber the kept (Go maps never shrink), so the heap returns to its
+// baseline. Creating runs pays nothing for it.
 //
 // # Fixtures
 //

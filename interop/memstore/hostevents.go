@@ -21,15 +21,19 @@ const maxEphemeralBacklog = 1024
 // events (for Last-Event-ID resumption and live delivery) and the live
 // subscribers. It is guarded by the tenant lock.
 type hostEventLog struct {
-	ring    []hostEntry // circular, len == retention
-	head, n int         // oldest entry and count
-	seq     uint64      // order of every event published, durable or not
+	// ring is circular: the retained events, oldest first, are at(0) …
+	// at(n-1). It grows up to the retention and is released when the age
+	// bound empties it.
+	ring    []hostEntry
+	head, n int
+	seq     uint64 // order of every event published, durable or not
 	changed chan struct{}
 	subs    map[*hostSubscriber]struct{}
 }
 
 type hostEntry struct {
 	seq uint64
+	at  int64 // store clock at publication, Unix nanoseconds: the age bound reads it
 	ev  interop.HostEvent
 }
 
@@ -40,28 +44,52 @@ type hostSubscriber struct {
 	used      bool        // the sequence was already ranged over
 }
 
-func newHostEventLog(retention int) hostEventLog {
+func newHostEventLog() hostEventLog {
 	return hostEventLog{
-		ring:    make([]hostEntry, 0, min(retention, 64)), // grows up to retention
 		changed: make(chan struct{}),
 		subs:    make(map[*hostSubscriber]struct{}),
 	}
 }
 
-// at returns the i-th oldest retained durable event.
+// at returns the i-th oldest retained durable event, 0 <= i < n.
 func (l *hostEventLog) at(i int) *hostEntry { return &l.ring[(l.head+i)%len(l.ring)] }
 
+// push retains e, evicting the oldest event when the ring already holds
+// retention events.
 func (l *hostEventLog) push(e hostEntry, retention int) {
 	switch {
-	case len(l.ring) < retention && l.head == 0:
-		// Still growing: the ring is a plain slice in order.
-		l.ring = append(l.ring, e)
+	case l.n < len(l.ring):
+		*l.at(l.n) = e
+		l.n++
+	case len(l.ring) < retention:
+		grown := make([]hostEntry, min(max(2*len(l.ring), 64), retention))
+		for i := range l.n {
+			grown[i] = *l.at(i)
+		}
+		grown[l.n] = e
+		l.ring, l.head = grown, 0
 		l.n++
 	default:
-		// Full: overwrite the oldest.
 		*l.at(0) = e
 		l.head = (l.head + 1) % len(l.ring)
 	}
+}
+
+// expire drops the events published before cutoff (Unix nanoseconds) and
+// returns how many. Publication order is the ring's order, so they are the
+// oldest.
+func (l *hostEventLog) expire(cutoff int64) int {
+	dropped := 0
+	for l.n > 0 && l.at(0).at < cutoff {
+		*l.at(0) = hostEntry{} // release the payload
+		l.head = (l.head + 1) % len(l.ring)
+		l.n--
+		dropped++
+	}
+	if l.n == 0 && dropped > 0 {
+		l.ring, l.head = nil, 0
+	}
+	return dropped
 }
 
 // firstAfter returns the index of the oldest retained event with seq > s.
@@ -118,12 +146,16 @@ func (s *Store) PublishHostEvent(ctx context.Context, tenant string, ev interop.
 		return nil // nobody may receive it, and it is never kept
 	}
 
+	if ev.Delivery == interop.DeliveryDurable {
+		s.startPurge()
+	}
 	t := s.tenantForWrite(tenant)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l := &t.host
 	l.seq++
-	e := hostEntry{seq: l.seq, ev: ev}
+	// Read under the lock, so that the ring is in clock order too.
+	e := hostEntry{seq: l.seq, at: s.now().UnixNano(), ev: ev}
 	if ev.Delivery == interop.DeliveryDurable {
 		l.push(e, s.cfg.hostEventRetention)
 	} else {

@@ -25,6 +25,8 @@ type runRecord struct {
 	trust  interop.TrustBoundary
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	idem   idempotencyKey // the creating key, when one was given
+	hasKey bool
 
 	run        interop.Run         // the canonical state; reads return clones
 	events     []interop.RunEvent  // append-only; events[i].Sequence == i
@@ -32,6 +34,7 @@ type runRecord struct {
 	interrupts map[string]*pending // every interrupt ever raised, by id
 	usedKeys   map[string]bool     // interrupt keys already invoked (OpenWOP interrupt.md §Payload)
 	artifacts  map[string]*artifactState
+	purged     bool // removed by the retention purge
 }
 
 type artifactState struct {
@@ -97,6 +100,9 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	t := s.tenant(sub.Tenant)
 	if t == nil {
 		return interop.Run{}, false, s.notFound.workflow
+	}
+	if s.cfg.runRetention > 0 {
+		s.startPurge()
 	}
 	idem := idempotencyKey{principal: sub.Principal, key: req.IdempotencyKey}
 
@@ -179,6 +185,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	t.byStatusAt.insert(rec)
 	if req.IdempotencyKey != "" {
 		t.idempotency[idem] = rec
+		rec.idem, rec.hasKey = idem, true
 	}
 	rec.appendEventLocked(s.lifecycleEvent(interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport}), at)
 	snapshot := cloneRun(&rec.run)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
@@ -30,10 +31,16 @@ var ErrClosed = errors.New("memstore: store is closed")
 // when [WithHostEventRetention] is not given.
 const DefaultHostEventRetention = 10000
 
+// DefaultHostEventMaxAge is how long durable host events are kept when
+// [WithHostEventMaxAge] is not given.
+const DefaultHostEventMaxAge = 24 * time.Hour
+
 type config struct {
 	now                func() time.Time
 	logger             *slog.Logger
 	hostEventRetention int
+	hostEventMaxAge    time.Duration // 0: no age bound
+	runRetention       time.Duration // 0: runs are kept
 }
 
 // Option configures a [Store].
@@ -67,6 +74,28 @@ func WithHostEventRetention(n int) Option {
 	return func(c *config) { c.hostEventRetention = max(n, 1) }
 }
 
+// WithHostEventMaxAge bounds how long a durable host event is kept
+// (default [DefaultHostEventMaxAge]), on top of the per-tenant count of
+// [WithHostEventRetention]: together they bound the audit records a
+// long-running host keeps. Age is measured from publication on the store
+// clock; d <= 0 keeps events until the count evicts them. A Last-Event-ID
+// naming an expired event resumes like an unknown one (OpenWOP events.md
+// §Host events: within retention).
+func WithHostEventMaxAge(d time.Duration) Option {
+	return func(c *config) { c.hostEventMaxAge = max(d, 0) }
+}
+
+// WithRunRetention purges a terminal run once its status timestamp
+// (Run.StatusAt, when it became completed, failed or cancelled) is older
+// than ttl. A purged run is gone with its events, interrupts and
+// idempotency key: every method answers for it exactly as for an id that
+// was never minted, and its key may start a new run. Runs that are not
+// terminal are never purged. ttl <= 0 (the default) keeps every run for
+// the life of the Store.
+func WithRunRetention(ttl time.Duration) Option {
+	return func(c *config) { c.runRetention = max(ttl, 0) }
+}
+
 // Store is an in-memory [interop.RunStore], [interop.AgentInventory] and
 // [interop.EventSink], safe for concurrent use. Workflows are Go functions
 // registered per tenant; every run executes on its own goroutine, owned by
@@ -90,6 +119,11 @@ type Store struct {
 	runsCtx  context.Context
 	stopRuns context.CancelCauseFunc
 	running  sync.WaitGroup
+
+	// purgeStarted is set once the retention purge goroutine runs (see
+	// startPurge); Close stops it through runsCtx and waits on purging.
+	purgeStarted atomic.Bool
+	purging      sync.WaitGroup
 }
 
 // Cancellation causes, told apart in a run's final step.
@@ -105,6 +139,7 @@ func New(opts ...Option) *Store {
 		now:                time.Now,
 		logger:             slog.New(slog.DiscardHandler),
 		hostEventRetention: DefaultHostEventRetention,
+		hostEventMaxAge:    DefaultHostEventMaxAge,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -126,14 +161,16 @@ func New(opts ...Option) *Store {
 // Close cancels every live run's context and waits until all workflow
 // goroutines have returned; a workflow that ignores its context therefore
 // blocks Close. A run whose workflow returns an error because of it ends
-// cancelled with reason "store closed". After Close, CreateRun returns
-// [ErrClosed]; reads keep working. Close is idempotent and returns nil.
+// cancelled with reason "store closed". Close also stops the retention
+// purge. After Close, CreateRun returns [ErrClosed]; reads keep working
+// (and nothing is purged any more). Close is idempotent and returns nil.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.stopRuns(errStoreClosed)
 	s.running.Wait()
+	s.purging.Wait()
 	return nil
 }
 
@@ -155,7 +192,7 @@ func (s *Store) tenantForWrite(name string) *tenantState {
 	defer s.mu.Unlock()
 	t := s.tenants[name]
 	if t == nil {
-		t = newTenantState(name, s.cfg.hostEventRetention)
+		t = newTenantState(name)
 		s.tenants[name] = t
 	}
 	return t
@@ -192,18 +229,22 @@ type tenantState struct {
 	runs         map[string]*runRecord
 	byStatusAt   runIndex // every run, newest status timestamp first
 	idempotency  map[idempotencyKey]*runRecord
-	host         hostEventLog
+	// purgedSinceRebuild counts runs deleted from runs and idempotency
+	// since the maps were last rebuilt: Go maps never shrink, so the
+	// purge rebuilds them once the deleted outnumber the kept.
+	purgedSinceRebuild int
+	host               hostEventLog
 }
 
 type idempotencyKey struct{ principal, key string }
 
-func newTenantState(name string, retention int) *tenantState {
+func newTenantState(name string) *tenantState {
 	return &tenantState{
 		name:        name,
 		workflows:   make(map[string]*workflowEntry),
 		runs:        make(map[string]*runRecord),
 		idempotency: make(map[idempotencyKey]*runRecord),
-		host:        newHostEventLog(retention),
+		host:        newHostEventLog(),
 	}
 }
 
