@@ -139,6 +139,22 @@ type A2AConfig struct {
 	// per authorization context (default a2a.DefaultWorkflowTTL; negative:
 	// read for every message). Host.InvalidateWorkflows drops them.
 	WorkflowTTL time.Duration
+	// BodyTimeout bounds how long a request body may take to arrive
+	// (default a2a.DefaultBodyTimeout; negative: no limit); a slower one
+	// is refused with HTTP 408. A shorter http.Server.ReadTimeout stays
+	// the limit.
+	BodyTimeout time.Duration
+	// StreamWriteTimeout bounds each write of an event stream (default
+	// a2a.DefaultStreamWriteTimeout; negative: no limit): a client that
+	// stops reading is cut after it, and it replaces the http.Server's
+	// WriteTimeout, which would end every stream at that age.
+	StreamWriteTimeout time.Duration
+	// MaxBatch and BatchConcurrency bound a JSON-RPC batch: at most
+	// MaxBatch requests (default a2a.DefaultMaxBatch; a bigger batch is
+	// refused whole), run BatchConcurrency at a time (default
+	// a2a.DefaultBatchConcurrency).
+	MaxBatch         int
+	BatchConcurrency int
 }
 
 // ErrInvalidConfig is wrapped by every [ConfigError].
@@ -398,6 +414,8 @@ func New(cfg Config) (*Host, error) {
 			Logger:         cfg.Logger,
 			Now:            cfg.Now,
 		}
+		ac.BodyTimeout, ac.StreamWriteTimeout = c.BodyTimeout, c.StreamWriteTimeout
+		ac.MaxBatch, ac.BatchConcurrency = c.MaxBatch, c.BatchConcurrency
 		if c.HTTPJSON {
 			ac.HTTPJSONURL = origin + h.a2aPath + HTTPJSONSuffix
 		}

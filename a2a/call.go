@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -27,6 +29,9 @@ type call struct {
 	// tracestate headers, empty when absent or malformed. A well-formed
 	// value in Message.metadata.openwop wins over it (OpenWOP interop.md §Trace context).
 	trace interop.TraceContext
+	// waitUntil, when set, ends every wait of a blocking SendMessage: the
+	// one deadline of a JSON-RPC batch.
+	waitUntil time.Time
 }
 
 // versionParam is the header (or query parameter, A2A §3.6.1) naming the
@@ -60,8 +65,16 @@ func requestedVersion(r *http.Request) string {
 // unserved version. The decision is recorded as a host event of the
 // caller's tenant even when the request is then refused; an inbound
 // request never writes to a run's log, so a refused request appends no
-// event (OpenWOP interop.md §The audit event).
-func (s *Server) prepare(r *http.Request) (*call, error) {
+// event (OpenWOP interop.md §The audit event). A panic in the resolver or
+// the auditor is an internal error.
+//
+// The call is returned with a refusal too when the SubjectResolver
+// accepted the caller (a version it may not use): a binding may then read
+// the request to answer it. A caller the resolver did not accept —
+// unauthenticated, forbidden, or not asked (a drain, a failure) — gets no
+// call, and its request body is never read.
+func (s *Server) prepare(r *http.Request) (c *call, err error) {
+	defer s.recoverInto(r.Context(), "prepare", "", &err)
 	if s.draining() {
 		// Nothing is resolved or recorded: the host is closing its
 		// resolver and auditor behind the drain.
@@ -99,18 +112,22 @@ func (s *Server) prepare(r *http.Request) (*call, error) {
 		s.log.ErrorContext(ctx, "a2a: subject resolver failed", "error", authErr)
 		return nil, internalError()
 	}
+	c = &call{subject: sub, version: d.Version, trace: tracecontext.FromHeaders(r.Header)}
 	if !d.Accepted() {
-		return nil, s.errs.versionNotSupported(strings.Join(d.Supported, ","))
+		return c, s.errs.versionNotSupported(strings.Join(d.Supported, ","))
 	}
-	return &call{subject: sub, version: d.Version, trace: tracecontext.FromHeaders(r.Header)}, nil
+	return c, nil
 }
 
 // withAgent resolves a per-agent routing value for c where the value
 // selects what the request acts on: a new task (SendMessage without
 // taskId) and GetExtendedAgentCard. An empty value is the host interface.
 // A value outside the caller's inventory — another tenant's, never minted,
-// malformed — answers exactly like a never-minted one (OpenWOP interop.md
-// §Non-disclosure).
+// malformed — is errUnknownRoutingValue, which each operation answers
+// exactly like a never-minted value (OpenWOP interop.md §Non-disclosure).
+// An inventory that fails is a server fault, logged and answered as an
+// internal error: it is no statement about the value, and the inventory is
+// read before the value is looked at, so the fault discloses nothing.
 func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) error {
 	if routingValue == "" {
 		return nil
@@ -121,8 +138,15 @@ func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) er
 		return errUnknownRoutingValue
 	}
 	agent, err := s.cfg.Routing.ResolveFrom(ctx, s.cfg.Inventory, c.subject, routingValue)
-	if err != nil {
+	switch {
+	case errors.Is(err, isolation.ErrUnknownRoutingValue):
 		return errUnknownRoutingValue
+	case err != nil:
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		s.log.ErrorContext(ctx, "a2a: agent inventory failed", "error", err)
+		return internalError()
 	}
 	c.agent = &agent
 	return nil
@@ -134,16 +158,31 @@ func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) er
 // one without it. On a request to an existing task the tenant is not read
 // at all: the task id alone names the run, and the caller's Subject alone
 // decides whether it may read it (OpenWOP interop.md §Isolation; A2A
-// 1.0.1 AgentInterface.tenant).
-func (s *Server) routingHint(ctx context.Context, c *call, tenant string) {
-	if s.withAgent(ctx, c, tenant) != nil {
+// 1.0.1 AgentInterface.tenant). An inventory that fails fails the list:
+// ignoring the hint then would answer a narrowed question with the whole
+// list.
+func (s *Server) routingHint(ctx context.Context, c *call, tenant string) error {
+	err := s.withAgent(ctx, c, tenant)
+	if errors.Is(err, errUnknownRoutingValue) {
 		c.agent = nil
+		return nil
 	}
+	return err
 }
 
 // errUnknownRoutingValue marks a routing value that resolves to no agent of
 // the caller; each operation answers it with its own never-minted answer.
 var errUnknownRoutingValue = errors.New("a2a: unknown routing value")
+
+// neverMinted is an operation's answer to a withAgent error: answer for a
+// value that resolves to no agent of the caller, the error itself (a
+// fault) otherwise.
+func neverMinted(err error, answer *Error) error {
+	if errors.Is(err, errUnknownRoutingValue) {
+		return answer
+	}
+	return err
+}
 
 // Method names of A2A 1.0.1 (§5.3, §9.4).
 const (

@@ -235,27 +235,19 @@ func (h *cardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeStatusError(w, methodNotAllowed())
 		return
 	}
-	ctx := r.Context()
-	sub, err := s.cfg.Subjects.ResolveSubject(r)
-	if err != nil {
-		if !errors.Is(err, interop.ErrUnauthenticated) && !errors.Is(err, interop.ErrForbidden) {
-			s.log.WarnContext(ctx, "a2a: subject resolver failed on a card request", "error", err)
+	// What could panic here is recovered where it is called (decide);
+	// anything else aborts the response rather than leave it cut short.
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				s.logPanic(r.Context(), "agent card", "", p)
+			}
+			panic(http.ErrAbortHandler)
 		}
-		sub = interop.Subject{}
-	}
-	d := s.cfg.Policy.Inbound(requestedVersion(r), negotiate.Peer{
-		Authenticated: sub.Authenticated,
-		Origin:        r.Header.Get("Origin"),
-	})
-	// An anonymous card fetch is recorded without a tenant (OpenWOP RFC 0242 §B.4),
-	// even when the resolver placed the anonymous caller in one.
-	scope := negotiate.Scope{}
-	if sub.Authenticated {
-		scope = negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}
-	}
-	if err := s.cfg.Auditor.Record(ctx, d, scope); err != nil {
-		s.log.WarnContext(ctx, "a2a: negotiation record failed", "error", err)
-		s.writeStatusError(w, internalError())
+	}()
+	d, err := h.decide(r)
+	if err != nil {
+		s.writeStatusError(w, asError(err))
 		return
 	}
 	hdr := w.Header()
@@ -277,6 +269,36 @@ func (h *cardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(card.body)
 	}
+}
+
+// decide negotiates the card's version for the request and records the
+// decision. A panic in the resolver or the auditor is an internal error.
+func (h *cardHandler) decide(r *http.Request) (d negotiate.Decision, err error) {
+	s := h.s
+	ctx := r.Context()
+	defer s.recoverInto(ctx, "agent card", "", &err)
+	sub, err := s.cfg.Subjects.ResolveSubject(r)
+	if err != nil {
+		if !errors.Is(err, interop.ErrUnauthenticated) && !errors.Is(err, interop.ErrForbidden) {
+			s.log.WarnContext(ctx, "a2a: subject resolver failed on a card request", "error", err)
+		}
+		sub = interop.Subject{}
+	}
+	d = s.cfg.Policy.Inbound(requestedVersion(r), negotiate.Peer{
+		Authenticated: sub.Authenticated,
+		Origin:        r.Header.Get("Origin"),
+	})
+	// An anonymous card fetch is recorded without a tenant (OpenWOP RFC 0242 §B.4),
+	// even when the resolver placed the anonymous caller in one.
+	scope := negotiate.Scope{}
+	if sub.Authenticated {
+		scope = negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}
+	}
+	if err := s.cfg.Auditor.Record(ctx, d, scope); err != nil {
+		s.log.WarnContext(ctx, "a2a: negotiation record failed", "error", err)
+		return d, internalError()
+	}
+	return d, nil
 }
 
 // etagMatches applies If-None-Match: "*" or any listed tag equal to etag

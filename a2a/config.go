@@ -102,8 +102,34 @@ type Config struct {
 	// BlockTimeout bounds how long a blocking SendMessage waits for the run
 	// to reach a terminal or interrupted state; 0 means 30s.
 	BlockTimeout time.Duration
-	// MaxBodyBytes bounds request bodies; 0 means 4 MiB.
+	// MaxBodyBytes bounds request bodies; 0 means 4 MiB. A body is read
+	// only once the caller is authenticated, into memory that grows with
+	// the bytes that arrive, never with the length a client declares.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request body may take to arrive; 0
+	// means DefaultBodyTimeout, a negative value no limit. A body still
+	// arriving then is refused with HTTP 408 in the binding's shape. The
+	// limit is a read deadline on the connection: it takes the place of
+	// the http.Server's ReadTimeout while the body is read (a shorter
+	// ReadTimeout stays the limit) and is lifted once it is, so a
+	// response, however long, is never cut by it. A
+	// ResponseWriter wrapped by middleware without an Unwrap method cannot
+	// take the deadline; the body is then bounded in size only.
+	BodyTimeout time.Duration
+	// StreamWriteTimeout bounds each write of an event stream
+	// (SendStreamingMessage, SubscribeToTask), a heartbeat included: a
+	// client that stops reading is cut after it, and it replaces the
+	// http.Server's WriteTimeout, which would otherwise end every stream
+	// at that age. 0 means DefaultStreamWriteTimeout, a negative value no
+	// limit.
+	StreamWriteTimeout time.Duration
+	// MaxBatch is the most requests one JSON-RPC batch may hold; 0 means
+	// DefaultMaxBatch. A bigger batch is refused whole before any of it
+	// runs.
+	MaxBatch int
+	// BatchConcurrency is how many requests of one JSON-RPC batch run at
+	// once; 0 means DefaultBatchConcurrency.
+	BatchConcurrency int
 	// Push configures the push-config operations and push delivery
 	// (OpenWOP RFC 0214; webhooks.md §Egress). It is required when Capabilities.PushNotifications
 	// is on and refused when it is off. Events is required in it; Logger
@@ -115,6 +141,14 @@ type Config struct {
 	// Now stamps task timestamps; nil means time.Now.
 	Now func() time.Time
 }
+
+// Defaults of the Config limits.
+const (
+	DefaultBodyTimeout        = 30 * time.Second
+	DefaultStreamWriteTimeout = 30 * time.Second
+	DefaultMaxBatch           = 32
+	DefaultBatchConcurrency   = 4
+)
 
 // Server serves A2A 1.0 over a host's RunStore. Build it with [New]; mount
 // its handlers with [Server.JSONRPC], [Server.HTTPJSON] and
@@ -200,6 +234,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 4 << 20
 	}
+	cfg.BodyTimeout = orDefault(cfg.BodyTimeout, DefaultBodyTimeout)
+	cfg.StreamWriteTimeout = orDefault(cfg.StreamWriteTimeout, DefaultStreamWriteTimeout)
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.BatchConcurrency <= 0 {
+		cfg.BatchConcurrency = DefaultBatchConcurrency
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -224,6 +266,18 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// orDefault reads a duration where 0 means def and a negative value
+// means none (0 from then on).
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Start starts push delivery, resuming what its stores hold; call it once

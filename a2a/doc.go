@@ -13,11 +13,12 @@
 //
 // # How a request flows
 //
-// A binding (jsonrpc.go, rest.go) limits and strictly decodes the request,
-// then prepare (call.go) resolves the Subject, decides the version with the
-// negotiate policy and hands the negotiation.decided record to the auditor
-// as a host event of the caller's tenant — an inbound request never writes
-// to a run's log, so a refused request appends no event. A request refused
+// A binding (jsonrpc.go, rest.go) first has prepare (call.go) resolve the
+// Subject, decide the version with the negotiate policy and hand the
+// negotiation.decided record to the auditor as a host event of the
+// caller's tenant — an inbound request never writes to a run's log, so a
+// refused request appends no event — and only then reads (see Hostile
+// input and faults) and strictly decodes the request. A request refused
 // for a missing or invalid credential is recorded as refused, reason
 // unauthenticated (with the A2A-Version it named, when well formed), for no
 // tenant, before the 401; an accepted authenticated request records reason
@@ -66,9 +67,9 @@
 // SendMessage answers at once with the Task as it is (tasks are durable;
 // the client reads the rest with GetTask), streams end cleanly after the
 // events they sent, and requests that arrive later are refused before
-// anything is resolved or recorded — JSON-RPC HTTP 503 with error -32000
-// (ErrorInfo reason SERVER_ERROR, the code a2a-go reads as
-// ErrServerError), HTTP+JSON 503 UNAVAILABLE with the same reason. The
+// anything is resolved, recorded or read — JSON-RPC HTTP 503 with error
+// -32000 and id null (ErrorInfo reason SERVER_ERROR, the code a2a-go reads
+// as ErrServerError), HTTP+JSON 503 UNAVAILABLE with the same reason. The
 // public card is still served.
 //
 // # What real clients send
@@ -161,11 +162,54 @@
 // passes the egress guard or the request is -32602 on "url"; responses
 // never carry the token or the credentials; Delete is idempotent. A config
 // sent with SendMessage (configuration.taskPushNotificationConfig) is
-// judged before the message is applied and registered on its task. Push
+// reserved (push.Service.Reserve: validated, guarded, its secret sealed,
+// the config store read and, on an existing task, one of its slots held)
+// after the message is judged and just before it is applied, and committed
+// on the task after: a config that would be refused — push off -32003, a
+// bad config or a full task -32602, a vault or config store that fails
+// -32603 — refuses the message with nothing created, answered or
+// appended, and a message the store refuses releases its reservation. Only
+// a config store that fails between its read and the commit's write is
+// left after the write, answered -32603 and logged; the same message sent
+// again (idempotent on a new task) registers it. Push
 // bodies are rendered by the same projection as the streams (pushEvents),
 // so a push shows what SubscribeToTask would. [Server.Start] and
 // [Server.Close] own the delivery worker. Without the facet all four rows
 // answer -32003, never -32601.
+//
+// # Hostile input and faults
+//
+// A request costs the server nothing it has not authenticated: prepare runs
+// before a byte of the body is read, and a caller the SubjectResolver does
+// not accept (401, 403, a drain's 503) is answered at once — on JSON-RPC
+// with id null, the body unread. Bodies are read through internal/httpbody
+// into pooled buffers whose memory follows the bytes received, never the
+// Content-Length a client declares, within Config.MaxBodyBytes (413) and
+// Config.BodyTimeout (default 30 s; HTTP 408, JSON-RPC -32600, HTTP+JSON
+// DEADLINE_EXCEEDED); a buffer grown past httpbody.MaxPooled is not pooled
+// again. Streams outlive the http.Server's timeouts: each event and
+// heartbeat write has its own deadline, Config.StreamWriteTimeout (default
+// 30 s), which replaces WriteTimeout and cuts a client that stops reading.
+//
+// A JSON-RPC batch holds at most Config.MaxBatch requests (default 32;
+// a bigger one is refused whole, -32600 with ErrorInfo metadata
+// maxBatchSize, before any of it runs); its requests run
+// Config.BatchConcurrency at a time (default 4) and every blocking
+// SendMessage among them stops waiting at one deadline, BlockTimeout after
+// the batch began. A notification (no id) is never executed and never
+// answered (JSON-RPC 2.0 §4.1): every A2A method changes state the client
+// could then neither see nor retry, or only reads.
+//
+// A panic in the SubjectResolver, the RunStore, the AgentInventory or the
+// server is answered with the binding's internal error (-32603 with its
+// ErrorInfo, HTTP+JSON 500 INTERNAL) and logged once at error level with
+// the stack — never the panic's value (a host's may hold a secret) or the
+// request body (panic.go); mid-stream it ends the stream with that error
+// as the last event, and in a batch it is that element's answer. An
+// AgentInventory that fails is a server fault too (-32603, logged), never
+// the never-minted answer of a routing value, which a value that resolves
+// to no agent keeps. Every goroutine the server starts (a stream's
+// heartbeat, a batch's workers) recovers and logs.
 //
 // # Cards
 //

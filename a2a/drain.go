@@ -17,8 +17,8 @@ import "context"
 //   - SendStreamingMessage and SubscribeToTask streams end after the events
 //     already sent, without an error event;
 //   - a request that arrives afterwards on either interface is refused
-//     before anything is resolved or recorded: JSON-RPC HTTP 503 with error
-//     -32000 and ErrorInfo reason SERVER_ERROR, HTTP+JSON 503
+//     before anything is resolved, recorded or read: JSON-RPC HTTP 503 with
+//     error -32000, id null and ErrorInfo reason SERVER_ERROR, HTTP+JSON 503
 //     UNAVAILABLE with the same reason.
 //
 // The public agent card is still served. Drain is idempotent and safe for

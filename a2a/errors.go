@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/wopinterop/wopinterop/mapping"
 )
@@ -142,6 +143,20 @@ func unavailable() *Error {
 
 func payloadTooLarge() *Error {
 	return &Error{Code: codeInvalidRequest, GRPC: "INVALID_ARGUMENT", HTTP: 413, Reason: "INVALID_REQUEST", Message: "request body too large"}
+}
+
+// bodyTooSlow refuses a body that did not arrive within
+// Config.BodyTimeout: HTTP 408 on both bindings.
+func bodyTooSlow() *Error {
+	return &Error{Code: codeInvalidRequest, GRPC: "DEADLINE_EXCEEDED", HTTP: http.StatusRequestTimeout, Reason: "INVALID_REQUEST", Message: "request body not received in time"}
+}
+
+// batchTooLarge refuses a JSON-RPC batch of more than max requests; the
+// limit travels as ErrorInfo metadata so a client can split the batch.
+func batchTooLarge(max int) *Error {
+	e := invalidRequest("a batch may hold at most " + strconv.Itoa(max) + " requests")
+	e.Metadata = map[string]string{"maxBatchSize": strconv.Itoa(max)}
+	return e
 }
 
 // asError turns any error reaching a binding into an *Error. An *Error

@@ -5,48 +5,59 @@ package a2a
 // answer on the interface URL is a JSON-RPC response, including the
 // refusals before dispatch (OpenWOP RFC 0211 §C):
 //
-//	wrong HTTP method         405 + Allow: POST, -32600, id null
-//	body over MaxBodyBytes    413, -32600, id null
-//	not JSON                  200, -32700, id null
-//	not a request object      200, -32600 (id echoed when it is readable)
-//	no or bad credential      401 + WWW-Authenticate, -31401 (403, -31403 when forbidden)
-//	A2A-Version not served    200, -32009 with metadata.supportedVersions
-//	unknown method            200, -32601 METHOD_NOT_FOUND
-//	facet off                 200, the row's error (-32003 push, -32004 streaming)
-//	bad params                200, -32602 (google.rpc.BadRequest when a field is known)
-//	everything else           200, the operation's error
+//	wrong HTTP method           405 + Allow: POST, -32600, id null
+//	no or bad credential        401 + WWW-Authenticate, -31401, id null (403, -31403 when forbidden)
+//	after Drain                 503, -32000 SERVER_ERROR, id null
+//	body over MaxBodyBytes      413, -32600, id null
+//	body slower than BodyTimeout 408, -32600, id null
+//	not JSON                    200, -32700, id null
+//	not a request object        200, -32600 (id echoed when it is readable)
+//	batch over MaxBatch         200, -32600 with metadata.maxBatchSize, id null
+//	A2A-Version not served      200, -32009 with metadata.supportedVersions
+//	unknown method              200, -32601 METHOD_NOT_FOUND
+//	facet off                   200, the row's error (-32003 push, -32004 streaming)
+//	bad params                  200, -32602 (google.rpc.BadRequest when a field is known)
+//	a panic, a server fault     200, -32603 INTERNAL_ERROR
+//	everything else             200, the operation's error
 //
 // Streaming methods answer text/event-stream once their first event exists;
 // a refusal before that is a plain JSON-RPC error response.
 //
-// Request handling: the body is read whole (bounded), validated as JSON,
-// then the envelope is read in place by the same walker as the member-case
-// check (strict.go): "jsonrpc" must be the string "2.0", "id" a string,
-// number or null (absent: a notification), "method" a string, "params" an
-// object (absent or null: {}). Envelope member names are case-sensitive;
-// unknown members are ignored; a duplicated member counts once, the last
-// one, as encoding/json would read it. A batch (JSON array) is answered
-// element by element in order, one authentication and version decision for
-// the HTTP request; streaming methods cannot be batched. Notifications are
-// executed (streaming ones are not) and get no response; a request with
-// only notifications is answered 204 No Content.
+// Request handling: the caller is authenticated first (prepare), so the
+// refusals that answer the HTTP request as a whole (401, 403, 503) come
+// before a byte of the body is read, with id null. Then the body is read
+// whole through internal/httpbody — within MaxBodyBytes and BodyTimeout,
+// into pooled memory that grows with the bytes received — and validated as
+// JSON; the envelope is read in place by the same walker as the
+// member-case check (strict.go): "jsonrpc" must be the string "2.0", "id"
+// a string, number or null (absent: a notification), "method" a string,
+// "params" an object (absent or null: {}). Envelope member names are
+// case-sensitive; unknown members are ignored; a duplicated member counts
+// once, the last one, as encoding/json would read it. A batch (JSON array)
+// holds at most MaxBatch requests and is answered element by element in
+// order, one authentication and version decision for the HTTP request;
+// streaming methods cannot be batched. Notifications are never executed
+// and get no response (see notification); a request with only
+// notifications is answered 204 No Content.
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"iter"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
@@ -92,35 +103,13 @@ type rpcHandler struct {
 }
 
 // rpcBuffers are the per-request buffers, pooled by the handler: the
-// request body, the response, and an encoder bound to the response so
-// results are encoded in place.
+// request body, the response, an encoder bound to the response so results
+// are encoded in place, and the writer the response goes through.
 type rpcBuffers struct {
-	body  bytes.Buffer
-	out   bytes.Buffer
-	enc   *json.Encoder
-	limit limitedBody
-}
-
-// limitedBody reads at most n bytes of r; reading on past them is
-// errBodyTooLarge. It lives in the pooled buffers, unlike an
-// http.MaxBytesReader, which costs an allocation per request.
-type limitedBody struct {
-	r io.Reader
-	n int64
-}
-
-var errBodyTooLarge = errors.New("a2a: request body too large")
-
-func (l *limitedBody) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errBodyTooLarge
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
+	body bytes.Buffer
+	out  bytes.Buffer
+	enc  *json.Encoder
+	rw   trackedWriter
 }
 
 func newRPCBuffers() *rpcBuffers {
@@ -129,17 +118,15 @@ func newRPCBuffers() *rpcBuffers {
 	return b
 }
 
-// maxPooledBuffer keeps one huge request from pinning its memory in the
-// pool.
-const maxPooledBuffer = 64 << 10
-
+// release pools b again, unless one large request grew it: a pooled
+// buffer never keeps a peak.
 func (h *rpcHandler) release(b *rpcBuffers) {
-	if b.body.Cap() > maxPooledBuffer || b.out.Cap() > maxPooledBuffer {
+	if b.body.Cap() > httpbody.MaxPooled || b.out.Cap() > httpbody.MaxPooled {
 		return
 	}
 	b.body.Reset()
 	b.out.Reset()
-	b.limit = limitedBody{}
+	b.rw = trackedWriter{}
 	h.bufs.Put(b)
 }
 
@@ -151,6 +138,15 @@ type rpcRequest struct {
 	params []byte // raw JSON object; nil when absent or null
 }
 
+// notification reports a request object without an id. A notification is
+// never executed, alone or in a batch, and gets no response (JSON-RPC 2.0
+// §4.1: the server must not reply to one). Every A2A method either changes
+// state (SendMessage creates or continues a task, CancelTask, the
+// push-config Create and Delete) — which a client that asked for no answer
+// could neither see nor safely retry: it would never learn the task it
+// created or that it was refused — or only reads, which without an answer
+// does nothing. The HTTP request is still authenticated (401 and 403
+// answer it); a request of notifications only is answered 204 No Content.
 func (q *rpcRequest) notification() bool { return q.id == nil }
 
 func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -162,75 +158,81 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b := h.bufs.Get().(*rpcBuffers)
 	defer h.release(b)
+	b.rw = trackedWriter{ResponseWriter: w}
+	tw := &b.rw
+	ctx := r.Context()
+	defer s.recoverResponse(ctx, "JSON-RPC request", tw, func() {
+		b.out.Reset()
+		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, internalError()))
+	})
 
-	if err := s.readRPCBody(r, b); err != nil {
-		e := asError(err)
-		s.writeRPC(w, rpcStatus(e, true), appendRPCError(b.out.AvailableBuffer(), nil, e))
+	// The caller is authenticated before a byte of the body is read.
+	c, err := s.prepare(r)
+	var refusal *Error
+	if err != nil {
+		refusal = s.rpcFailure(ctx, "", err)
+		if c == nil {
+			// A caller the resolver did not accept (401, 403, a drain's
+			// 503, a fault) is answered at once: nothing of its request
+			// is buffered, and its id, never read, is null (JSON-RPC 2.0
+			// §5; OpenWOP RFC 0211 §C).
+			s.writeRPC(tw, rpcStatus(refusal, true), appendRPCError(b.out.AvailableBuffer(), nil, refusal))
+			return
+		}
+		// A version the caller may not use is answered per request.
+	}
+	if err := httpbody.Read(tw, r, &b.body, s.cfg.MaxBodyBytes, s.cfg.BodyTimeout); err != nil {
+		// A body the client stopped sending is not a request.
+		e := bodyError(err, parseError())
+		s.writeRPC(tw, rpcStatus(e, true), appendRPCError(b.out.AvailableBuffer(), nil, e))
 		return
 	}
 	body := trimJSONSpace(b.body.Bytes())
 	if !json.Valid(body) {
-		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, parseError()))
+		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, parseError()))
 		return
 	}
 	switch body[0] {
 	case '[':
-		h.serveBatch(w, r, b, body)
+		h.serveBatch(tw, r, b, body, c, refusal)
 	case '{':
-		h.serveOne(w, r, b, body)
+		h.serveOne(tw, r, b, body, c, refusal)
 	default:
-		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, invalidRequest("request must be a JSON object")))
+		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, invalidRequest("request must be a JSON object")))
 	}
 }
 
-// readRPCBody reads the body into b.body within Config.MaxBodyBytes. A
-// declared length over the limit is refused before reading.
-func (s *Server) readRPCBody(r *http.Request, b *rpcBuffers) error {
-	limit := s.cfg.MaxBodyBytes
-	if r.ContentLength > limit {
-		return payloadTooLarge()
-	}
-	if r.ContentLength > 0 {
-		b.body.Grow(int(r.ContentLength) + bytes.MinRead)
-	}
-	// One byte more than the limit tells a body at the limit from one over
-	// it.
-	b.limit = limitedBody{r: r.Body, n: limit + 1}
-	_, err := b.body.ReadFrom(&b.limit)
+// bodyError is the refusal of a body httpbody.Read did not deliver:
+// incomplete is the binding's answer to a body the client stopped
+// sending.
+func bodyError(err error, incomplete *Error) *Error {
 	switch {
-	case errors.Is(err, errBodyTooLarge) || int64(b.body.Len()) > limit:
+	case errors.Is(err, httpbody.ErrTooLarge):
 		return payloadTooLarge()
-	case err != nil:
-		// The client stopped sending; what arrived is not a request.
-		return parseError()
+	case errors.Is(err, httpbody.ErrTooSlow):
+		return bodyTooSlow()
 	}
-	return nil
+	return incomplete
 }
 
-// serveOne answers a single request object.
-func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *rpcBuffers, raw []byte) {
+// serveOne answers a single request object. refusal, when set, is the
+// answer prepare gave the HTTP request.
+func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *rpcBuffers, raw []byte, c *call, refusal *Error) {
 	s := h.s
 	q, bad := parseEnvelope(raw)
-	if bad != nil {
+	switch {
+	case bad != nil:
 		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, bad))
 		return
-	}
-	c, err := s.prepare(r)
-	if err != nil {
-		e := s.rpcFailure(r.Context(), q.method, err)
-		if q.notification() {
-			s.writeNoContent(w, rpcStatus(e, true))
-			return
-		}
-		s.writeRPC(w, rpcStatus(e, true), appendRPCError(b.out.AvailableBuffer(), q.id, e))
+	case q.notification():
+		// Not executed, never answered (see notification).
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case refusal != nil:
+		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, refusal))
 		return
 	}
 	if q.method == methodSendStreamingMessage || q.method == methodSubscribeToTask {
-		if q.notification() {
-			// A stream nobody reads is not started.
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
 		seq, err := h.openStream(r.Context(), c, &q)
 		if err != nil {
 			e := s.rpcFailure(r.Context(), q.method, err)
@@ -241,81 +243,125 @@ func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *rpcBuff
 		return
 	}
 	h.answer(r.Context(), c, &q, b)
-	if q.notification() {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
 	s.writeRPC(w, http.StatusOK, b.out.Bytes())
 }
 
-// serveBatch answers a JSON array of requests (JSON-RPC 2.0 §6).
-func (h *rpcHandler) serveBatch(w http.ResponseWriter, r *http.Request, b *rpcBuffers, raw []byte) {
+// batchItem is one element of a batch on its way to its answer.
+type batchItem struct {
+	q rpcRequest
+	// out is the element's response; nil for a notification, which has
+	// none.
+	out []byte
+}
+
+// serveBatch answers a JSON array of requests (JSON-RPC 2.0 §6). A batch
+// of more than Config.MaxBatch elements is refused whole before any of
+// them runs. The others are decided first — refused, or notifications
+// (not executed) — then the rest run at most Config.BatchConcurrency at a
+// time, each on its own copy of the call, and every blocking SendMessage
+// among them waits until one deadline, BlockTimeout after the batch began:
+// a batch holds its connection about as long as one request does.
+// Responses keep the order of the requests.
+func (h *rpcHandler) serveBatch(w http.ResponseWriter, r *http.Request, b *rpcBuffers, raw []byte, c *call, refusal *Error) {
 	s := h.s
-	elems, err := splitArray(raw)
-	if err != nil || len(elems) == 0 {
+	elems, err := splitArray(raw, s.cfg.MaxBatch)
+	switch {
+	case errors.Is(err, errBatchTooLarge):
+		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, batchTooLarge(s.cfg.MaxBatch)))
+		return
+	case err != nil || len(elems) == 0:
 		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, invalidRequest("a batch must hold at least one request")))
 		return
 	}
-	ctx := r.Context()
-	c, prepErr := s.prepare(r)
-	var refusal *Error
-	status := http.StatusOK
-	if prepErr != nil {
-		refusal = s.rpcFailure(ctx, "", prepErr)
-		status = rpcStatus(refusal, true)
-	}
-	b.out.WriteByte('[')
-	answered := 0
-	for _, elem := range elems {
-		mark := b.out.Len()
-		if answered > 0 {
-			b.out.WriteByte(',')
-		}
-		q, bad := rpcRequest{}, invalidRequest("request must be a JSON object")
+	items := make([]batchItem, len(elems))
+	var runs []int // the elements to run
+	for i, elem := range elems {
+		it := &items[i]
+		bad := invalidRequest("request must be a JSON object")
 		if elem[0] == '{' {
-			q, bad = parseEnvelope(elem)
+			it.q, bad = parseEnvelope(elem)
 		}
 		switch {
 		case bad != nil:
-			b.out.Write(appendRPCError(b.out.AvailableBuffer(), q.id, bad))
-		case q.notification():
-			if refusal == nil && q.method != methodSendStreamingMessage && q.method != methodSubscribeToTask {
-				ec := *c
-				h.answer(ctx, &ec, &q, b)
-			}
-			b.out.Truncate(mark)
-			continue
+			it.out = appendRPCError(nil, it.q.id, bad)
+		case it.q.notification():
 		case refusal != nil:
-			b.out.Write(appendRPCError(b.out.AvailableBuffer(), q.id, refusal))
-		case q.method == methodSendStreamingMessage || q.method == methodSubscribeToTask:
-			b.out.Write(appendRPCError(b.out.AvailableBuffer(), q.id, invalidRequest("streaming methods cannot be batched")))
+			it.out = appendRPCError(nil, it.q.id, refusal)
+		case it.q.method == methodSendStreamingMessage || it.q.method == methodSubscribeToTask:
+			it.out = appendRPCError(nil, it.q.id, invalidRequest("streaming methods cannot be batched"))
 		default:
-			// Each element resolves its own routing value on its own
-			// copy of the call.
-			ec := *c
-			h.answer(ctx, &ec, &q, b)
+			runs = append(runs, i)
 		}
+	}
+	if len(runs) > 0 {
+		bc := *c
+		bc.waitUntil = time.Now().Add(s.cfg.BlockTimeout)
+		h.runBatch(r.Context(), &bc, items, runs)
+	}
+	b.out.WriteByte('[')
+	answered := 0
+	for i := range items {
+		if items[i].out == nil {
+			continue
+		}
+		if answered > 0 {
+			b.out.WriteByte(',')
+		}
+		b.out.Write(items[i].out)
 		answered++
 	}
 	if answered == 0 {
-		s.writeNoContent(w, status)
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	b.out.WriteByte(']')
-	s.writeRPC(w, status, b.out.Bytes())
+	s.writeRPC(w, http.StatusOK, b.out.Bytes())
 }
 
-// writeNoContent answers a request that gets no JSON-RPC response (only
-// notifications): 204, or the status of a refusal before dispatch, without
-// a body.
-func (s *Server) writeNoContent(w http.ResponseWriter, status int) {
-	if status == http.StatusOK {
-		status = http.StatusNoContent
+// runBatch answers items[runs] with at most Config.BatchConcurrency
+// goroutines, this one included. Every goroutine has ended when it
+// returns.
+func (h *rpcHandler) runBatch(ctx context.Context, c *call, items []batchItem, runs []int) {
+	var next atomic.Int64
+	work := func() {
+		scratch := h.bufs.Get().(*rpcBuffers)
+		defer h.release(scratch)
+		for {
+			n := int(next.Add(1)) - 1
+			if n >= len(runs) {
+				return
+			}
+			it := &items[runs[n]]
+			// Each element resolves its own routing value on its own copy
+			// of the call.
+			ec := *c
+			h.answerContained(ctx, &ec, &it.q, scratch)
+			it.out = bytes.Clone(scratch.out.Bytes())
+			scratch.out.Reset()
+		}
 	}
-	if status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
-		w.Header().Set("WWW-Authenticate", s.authChallenge())
+	var wg sync.WaitGroup
+	for range min(h.s.cfg.BatchConcurrency, len(runs)) - 1 {
+		wg.Go(work)
 	}
-	w.WriteHeader(status)
+	work()
+	wg.Wait()
+}
+
+// answerContained is answer for a batch element: a panic anywhere in it
+// (the operation recovers its own; this covers encoding the result) is
+// the element's internal error, never the process's crash — the element
+// may run on a goroutine of its own.
+func (h *rpcHandler) answerContained(ctx context.Context, c *call, q *rpcRequest, b *rpcBuffers) {
+	mark := b.out.Len()
+	defer func() {
+		if p := recover(); p != nil {
+			h.s.logPanic(ctx, "JSON-RPC batch element", q.method, p)
+			b.out.Truncate(mark)
+			b.out.Write(appendRPCError(b.out.AvailableBuffer(), q.id, internalError()))
+		}
+	}()
+	h.answer(ctx, c, q, b)
 }
 
 // writeRPC writes a complete JSON-RPC response body.
@@ -340,16 +386,17 @@ func writeRPCBody(w http.ResponseWriter, status int, body []byte, challenge stri
 // rpcStatus is the HTTP status of a JSON-RPC error response. JSON-RPC
 // errors travel with 200, except the refusals before dispatch that HTTP
 // intermediaries and clients act on: 401 (with a challenge), 403 for a
-// caller the resolver forbids the surface, 413 for an oversized body, 429
-// for a host rate limit and 503 for a request after Drain.
+// caller the resolver forbids the surface, 413 for an oversized body, 408
+// for one too slow to arrive, 429 for a host rate limit and 503 for a
+// request after Drain.
 func rpcStatus(e *Error, beforeDispatch bool) int {
 	switch {
 	case e.Code == codeUnauthenticated:
 		return http.StatusUnauthorized
 	case e.Code == codeForbidden && beforeDispatch:
 		return http.StatusForbidden
-	case e.HTTP == http.StatusRequestEntityTooLarge, e.HTTP == http.StatusTooManyRequests,
-		e.HTTP == http.StatusServiceUnavailable:
+	case e.HTTP == http.StatusRequestEntityTooLarge, e.HTTP == http.StatusRequestTimeout,
+		e.HTTP == http.StatusTooManyRequests, e.HTTP == http.StatusServiceUnavailable:
 		return e.HTTP
 	}
 	return http.StatusOK
@@ -367,8 +414,7 @@ func (s *Server) rpcFailure(ctx context.Context, method string, err error) *Erro
 	return e
 }
 
-// answer runs one unary request and appends its response to b.out. For a
-// notification the response is appended too; the caller drops it.
+// answer runs one unary request and appends its response to b.out.
 func (h *rpcHandler) answer(ctx context.Context, c *call, q *rpcRequest, b *rpcBuffers) {
 	s := h.s
 	res, err := h.invoke(ctx, c, q)
@@ -418,9 +464,11 @@ func appendRPCResult(b *rpcBuffers, id []byte, res rpcResult) error {
 	return nil
 }
 
-// invoke decodes the params of a unary method and runs it.
-func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcResult, error) {
+// invoke decodes the params of a unary method and runs it. A panic in it
+// is the request's internal error.
+func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (res rpcResult, err error) {
 	s := h.s
+	defer s.recoverInto(ctx, "JSON-RPC request", q.method, &err)
 	if q.method == "" {
 		return rpcResult{}, methodNotFound()
 	}
@@ -452,7 +500,9 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 		if err := s.rpcParams(q.params, shapeListTasksRequest, p); err != nil {
 			return rpcResult{}, err
 		}
-		s.routingHint(ctx, c, p.Tenant)
+		if err := s.routingHint(ctx, c, p.Tenant); err != nil {
+			return rpcResult{}, err
+		}
 		list, err := s.listTasks(ctx, c, p)
 		if err == nil && list != nil && list.Tasks == nil {
 			list.Tasks = []*wire.Task{} // never null (OpenWOP interop map, a2a.operations)
@@ -473,7 +523,7 @@ func (h *rpcHandler) invoke(ctx context.Context, c *call, q *rpcRequest) (rpcRes
 			return rpcResult{}, err
 		}
 		if err := s.withAgent(ctx, c, p.Tenant); err != nil {
-			return rpcResult{}, s.errs.extendedCardNotConfigured()
+			return rpcResult{}, neverMinted(err, s.errs.extendedCardNotConfigured())
 		}
 		card, err := s.extendedCard(ctx, c, p)
 		return rpcResult{value: card}, resultErr(card == nil, err)
@@ -527,9 +577,11 @@ func resultErr(missing bool, err error) error {
 }
 
 // openStream decodes a streaming method's params and opens its event
-// sequence. Every refusal happens here, before anything is streamed.
-func (h *rpcHandler) openStream(ctx context.Context, c *call, q *rpcRequest) (iter.Seq2[wire.Event, error], error) {
+// sequence. Every refusal happens here, before anything is streamed; a
+// panic here is the request's internal error.
+func (h *rpcHandler) openStream(ctx context.Context, c *call, q *rpcRequest) (seq iter.Seq2[wire.Event, error], err error) {
 	s := h.s
+	defer s.recoverInto(ctx, "JSON-RPC request", q.method, &err)
 	if err := s.gate(q.method); err != nil {
 		return nil, err
 	}
@@ -554,13 +606,15 @@ func (h *rpcHandler) openStream(ctx context.Context, c *call, q *rpcRequest) (it
 // whole JSON-RPC response echoing the request id, with one StreamResponse as
 // result (OpenWOP interop map, a2a.operations). The stream starts with the first event; an error
 // before it is a plain JSON-RPC error response, an error after it the final
-// event. It ends when the sequence does or the client goes away (the
-// request context ends, or a write fails and the sequence is abandoned).
+// event, a panic in the sequence included. It ends when the sequence does
+// or the client goes away (the request context ends, or a write fails —
+// after Config.StreamWriteTimeout when the client stopped reading — and
+// the sequence is abandoned).
 func (h *rpcHandler) stream(w http.ResponseWriter, r *http.Request, b *rpcBuffers, q *rpcRequest, seq iter.Seq2[wire.Event, error]) {
 	s := h.s
 	ctx := r.Context()
 	var sw *sseWriter
-	for ev, err := range seq {
+	for ev, err := range s.safeEvents(ctx, "JSON-RPC stream", q.method, seq) {
 		b.out.Reset()
 		if err == nil && ev == nil {
 			err = errNoResult
@@ -591,12 +645,13 @@ func (h *rpcHandler) stream(w http.ResponseWriter, r *http.Request, b *rpcBuffer
 		}
 		if sw == nil {
 			var ok bool
-			if sw, ok = newSSE(w); !ok {
+			if sw, ok = newSSE(w, s.cfg.StreamWriteTimeout); !ok {
 				s.log.ErrorContext(ctx, "a2a: the ResponseWriter cannot flush; streaming is impossible", "method", q.method)
 				s.writeRPC(w, http.StatusOK, appendRPCError(nil, q.id, internalError()))
 				return
 			}
-			stop := sw.heartbeat(sseHeartbeat)
+			method := q.method // q stays on the stack
+			stop := sw.heartbeat(sseHeartbeat, func(p any) { s.logPanic(ctx, "JSON-RPC stream heartbeat", method, p) })
 			defer stop()
 		}
 		if sw.data(b.out.Bytes()) != nil {
@@ -687,7 +742,7 @@ func (s *Server) rpcSendTarget(ctx context.Context, c *call, p *wire.SendMessage
 		return nil
 	}
 	if err := s.withAgent(ctx, c, p.Tenant); err != nil {
-		return s.errs.unknownTenant()
+		return neverMinted(err, s.errs.unknownTenant())
 	}
 	return nil
 }
@@ -857,9 +912,13 @@ func validID(raw []byte) bool {
 	return bytes.Equal(raw, []byte("null"))
 }
 
+// errBatchTooLarge reports an array of more elements than allowed.
+var errBatchTooLarge = errors.New("a2a: batch too large")
+
 // splitArray returns the raw elements of a JSON array (raw is valid JSON
-// starting with '[').
-func splitArray(raw []byte) ([][]byte, error) {
+// starting with '['), or errBatchTooLarge as soon as it finds more than
+// max of them.
+func splitArray(raw []byte, max int) ([][]byte, error) {
 	w := walker{data: raw, pos: 1}
 	w.space()
 	if w.pos < len(raw) && raw[w.pos] == ']' {
@@ -867,6 +926,9 @@ func splitArray(raw []byte) ([][]byte, error) {
 	}
 	var elems [][]byte
 	for {
+		if len(elems) == max {
+			return nil, errBatchTooLarge
+		}
 		w.space()
 		start := w.pos
 		if err := w.skip(); err != nil {

@@ -15,7 +15,8 @@ import (
 // conformance fixtures, with arbitrary bodies. It must never panic, never
 // answer 5xx to client input, and always answer a JSON-RPC response (or a
 // batch of them), an event stream of JSON-RPC responses, or nothing (204,
-// or 401 for a notification).
+// notifications only). An unauthenticated request is answered 401 with a
+// JSON-RPC error whose id is null, its body unread.
 func FuzzJSONRPCRequest(f *testing.F) {
 	seeds := []string{
 		rpcBody(1, methodGetTask, map[string]any{"id": "acme/AAAAAAAAAAAAAAAAAAAAAAAAAA", "historyLength": 2}),
@@ -30,6 +31,8 @@ func FuzzJSONRPCRequest(f *testing.F) {
 		rpcBody(9, methodCreatePushConfig, map[string]any{"taskId": "acme/AAAAAAAAAAAAAAAAAAAAAAAAAA", "url": "https://h.example"}),
 		rpcBody(nil, methodListTasks, nil),
 		`[` + rpcBody(1, methodListTasks, nil) + `,` + rpcBody(nil, methodGetTask, map[string]any{"id": "x"}) + `,1,[]]`,
+		rpcBody(nil, methodSendMessage, map[string]any{"message": rpcMessage("m-f5", "conformance-noop", "x")}),
+		"[" + strings.Repeat(rpcBody(1, methodGetTask, map[string]any{"id": "x"})+",", DefaultMaxBatch) + "1]",
 		`[]`, `{}`, `null`, `"x"`, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{`,
 		`{"jsonrpc":"2.0","id":1,"Method":"GetTask"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageID":"m","parts":[{"Text":"x"}]}}}`,
@@ -55,9 +58,13 @@ func FuzzJSONRPCRequest(f *testing.F) {
 
 		ct := rec.Header().Get("Content-Type")
 		switch {
-		case rec.Code == http.StatusNoContent, rec.Code == http.StatusUnauthorized && rec.Body.Len() == 0:
+		case rec.Code == http.StatusNoContent:
 			if rec.Body.Len() != 0 {
 				t.Fatalf("HTTP %d with a body %q", rec.Code, rec.Body)
+			}
+		case !authenticated:
+			if rec.Code != http.StatusUnauthorized || !bytes.HasPrefix(rec.Body.Bytes(), []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-31401,`)) {
+				t.Fatalf("unauthenticated: HTTP %d %s", rec.Code, rec.Body)
 			}
 		case rec.Code >= 500:
 			t.Fatalf("HTTP %d for client input %q: %s", rec.Code, body, rec.Body)

@@ -12,7 +12,7 @@ import (
 
 func TestSSEWriterFrames(t *testing.T) {
 	rec := httptest.NewRecorder()
-	sw, ok := newSSE(rec)
+	sw, ok := newSSE(rec, 0)
 	if !ok {
 		t.Fatal("a recorder can flush")
 	}
@@ -43,7 +43,7 @@ func TestSSEWriterFrames(t *testing.T) {
 func TestSSEWriterWithoutFlusher(t *testing.T) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("X-Keep", "1")
-	if sw, ok := newSSE(noFlushWriter{rec}); ok || sw != nil {
+	if sw, ok := newSSE(noFlushWriter{rec}, 0); ok || sw != nil {
 		t.Fatal("newSSE accepted a writer that cannot flush")
 	}
 	if rec.Code != http.StatusOK || rec.Body.Len() != 0 || rec.Flushed {
@@ -70,7 +70,7 @@ func (f *failingWriter) Write(b []byte) (int, error) {
 
 func TestSSEWriterStickyError(t *testing.T) {
 	fw := &failingWriter{ResponseRecorder: httptest.NewRecorder(), n: 1}
-	sw, ok := newSSE(fw)
+	sw, ok := newSSE(fw, 0)
 	if !ok {
 		t.Fatal("cannot flush")
 	}
@@ -119,11 +119,11 @@ func (l *lockedRecorder) body() string {
 
 func TestSSEHeartbeat(t *testing.T) {
 	lr := &lockedRecorder{rec: httptest.NewRecorder()}
-	sw, ok := newSSE(lr)
+	sw, ok := newSSE(lr, 0)
 	if !ok {
 		t.Fatal("cannot flush")
 	}
-	stop := sw.heartbeat(time.Millisecond)
+	stop := sw.heartbeat(time.Millisecond, func(p any) { t.Errorf("heartbeat panicked: %v", p) })
 	deadline := time.Now().Add(5 * time.Second)
 	for strings.Count(lr.body(), ":\n\n") < 2 {
 		if time.Now().After(deadline) {

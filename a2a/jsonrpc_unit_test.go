@@ -235,14 +235,28 @@ func TestRPCBodyReadFailure(t *testing.T) {
 }
 
 // TestRPCDeclaredLengthOverLimit: a Content-Length over the limit is
-// refused before the body is read.
+// refused before the body is read — after authentication, which comes
+// first.
 func TestRPCDeclaredLengthOverLimit(t *testing.T) {
 	e := newRPCEnv(t)
-	r := httptest.NewRequest(http.MethodPost, rpcPath, iotest.ErrReader(errors.New("must not be read")))
-	r.ContentLength = rpcMaxBody + 1
-	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, r)
-	wantRPCError(t, rpcReply{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}, 413, -32600, "INVALID_REQUEST")
+	for _, tc := range []struct {
+		key    string
+		status int
+		code   int
+		reason string
+	}{
+		{rpcKeyAcme, 413, -32600, "INVALID_REQUEST"},
+		{"", 401, codeUnauthenticated, "UNAUTHENTICATED"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, rpcPath, iotest.ErrReader(errors.New("must not be read")))
+		if tc.key != "" {
+			r.Header.Set("Authorization", "Bearer "+tc.key)
+		}
+		r.ContentLength = rpcMaxBody + 1
+		rec := httptest.NewRecorder()
+		e.handler.ServeHTTP(rec, r)
+		wantRPCError(t, rpcReply{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}, tc.status, tc.code, tc.reason)
+	}
 }
 
 // TestRPCBodyLimitBoundary: a body of exactly MaxBodyBytes is read, one
@@ -307,25 +321,22 @@ func TestRPCStreamWithoutFlusher(t *testing.T) {
 	}
 }
 
-// TestRPCNotificationIsExecuted: a notification runs (a new task exists
-// afterwards) but gets no response.
-func TestRPCNotificationIsExecuted(t *testing.T) {
-	e := newRPCEnv(t)
-	res := e.do(t, acme(rpcBody(nil, methodSendMessage, map[string]any{"message": rpcMessage("m-notify", "conformance-noop", "x")})))
-	if res.status != http.StatusNoContent || len(res.body) != 0 {
-		t.Fatalf("HTTP %d %s", res.status, res.body)
-	}
-	list := e.do(t, acme(rpcBody(1, methodListTasks, nil)))
-	if !strings.Contains(string(list.body), `"totalSize":1`) {
-		t.Fatalf("the notification started no task: %s", list.body)
-	}
-}
-
-// TestRPCUnauthenticatedNotification: 401 with a challenge and no body.
+// TestRPCUnauthenticatedNotification: the body of an unauthenticated
+// request is never read, so a notification cannot be told from a request:
+// 401 with a challenge and a JSON-RPC error whose id is null.
 func TestRPCUnauthenticatedNotification(t *testing.T) {
 	e := newRPCEnv(t)
-	res := e.do(t, rpcCall{body: rpcBody(nil, methodListTasks, nil)})
-	if res.status != http.StatusUnauthorized || len(res.body) != 0 || res.header.Get("WWW-Authenticate") == "" {
-		t.Fatalf("HTTP %d %q %s", res.status, res.header.Get("WWW-Authenticate"), res.body)
+	for _, body := range []io.Reader{
+		strings.NewReader(rpcBody(nil, methodListTasks, nil)),
+		iotest.ErrReader(errors.New("the body of an unauthenticated request was read")),
+	} {
+		r := httptest.NewRequest(http.MethodPost, rpcPath, body)
+		rec := httptest.NewRecorder()
+		e.handler.ServeHTTP(rec, r)
+		res := rpcReply{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+		out := wantRPCError(t, res, http.StatusUnauthorized, codeUnauthenticated, "UNAUTHENTICATED")
+		if string(out.ID) != "null" || res.header.Get("WWW-Authenticate") != "Bearer" {
+			t.Fatalf("id %s, WWW-Authenticate %q", out.ID, res.header.Get("WWW-Authenticate"))
+		}
 	}
 }

@@ -173,35 +173,59 @@ func (s *Server) pushRefusal(ctx context.Context, prefix string, err error) erro
 // inlineConfigField prefixes the fields of a config sent with SendMessage.
 const inlineConfigField = "configuration.taskPushNotificationConfig."
 
-// checkInlinePush refuses a config sent with SendMessage before anything
-// is written: push off is -32003, a bad config -32602.
-func (s *Server) checkInlinePush(ctx context.Context, in *inbound) error {
-	if in.push == nil {
+// inlinePush is a config sent with SendMessage
+// (configuration.taskPushNotificationConfig): its spec, then, once the
+// message is judged and about to be applied, its reservation.
+type inlinePush struct {
+	spec     push.Spec
+	reserved *push.Reservation
+}
+
+// reserveInline decides a config sent with SendMessage just before the
+// message is applied to task taskID ("" for the task it creates): push off
+// is -32003, a bad config or a task already holding the most configs
+// -32602, a failing vault or config store -32603 — each before anything
+// is written. Without a client id the config id derives from the
+// messageId, so a repeated message (idempotent: the same task) replaces
+// its config instead of adding another.
+func (s *Server) reserveInline(ctx context.Context, taskID string, in inbound) error {
+	p := in.push
+	if p == nil {
 		return nil
 	}
 	if s.push == nil {
 		return s.errs.pushNotSupported()
 	}
-	if err := s.push.Precheck(ctx, *in.push); err != nil {
-		return s.pushRefusal(ctx, inlineConfigField, err)
-	}
-	return nil
-}
-
-// registerInline registers a config sent with SendMessage on the task the
-// message created or continued. Without a client id the config id derives
-// from the messageId, so a repeated message (idempotent: the same task)
-// replaces its config instead of adding another.
-func (s *Server) registerInline(ctx context.Context, c *call, run *interop.Run, in *inbound) error {
-	if in.push == nil {
-		return nil
-	}
-	spec := *in.push
+	spec := p.spec
 	if spec.ID == "" {
 		sum := sha256.Sum256([]byte(in.msg.ID))
 		spec.ID = "msg-" + base64.RawURLEncoding.EncodeToString(sum[:18])
 	}
-	if _, err := s.push.Register(ctx, c.subject, run, spec); err != nil {
+	res, err := s.push.Reserve(ctx, taskID, spec)
+	if err != nil {
+		return s.pushRefusal(ctx, inlineConfigField, err)
+	}
+	p.reserved = res
+	return nil
+}
+
+// releaseInline gives up the reservation of a message that was not
+// applied.
+func (in inbound) releaseInline(ctx context.Context) {
+	if in.push != nil && in.push.reserved != nil {
+		in.push.reserved.Release(ctx)
+	}
+}
+
+// commitInline registers the reserved config on the task the message
+// created or continued. It fails only when the config store fails after
+// the write, which is answered as the fault it is (-32603, logged); a
+// repeated message (idempotent on a new task) registers it again.
+func (s *Server) commitInline(ctx context.Context, c *call, run *interop.Run, in inbound) error {
+	if in.push == nil || in.push.reserved == nil {
+		return nil
+	}
+	if _, err := in.push.reserved.Commit(ctx, c.subject, run); err != nil {
 		return s.pushRefusal(ctx, inlineConfigField, err)
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -20,6 +19,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 )
@@ -81,9 +81,12 @@ import (
 // 404 NOT_FOUND with reason METHOD_NOT_FOUND (a route that does not exist
 // is a resource that does not exist, as gRPC-gateway answers it), a known
 // path with the wrong verb is 405 UNIMPLEMENTED with reason METHOD_NOT_FOUND
-// and an Allow header, a body over Config.MaxBodyBytes is 413, a body that
-// is not JSON is 400 INVALID_ARGUMENT with reason PARSE_ERROR, a missing or
-// invalid credential is 401 with WWW-Authenticate.
+// and an Allow header, a missing or invalid credential is 401 with
+// WWW-Authenticate (decided before a byte of the body is read), a body
+// over Config.MaxBodyBytes is 413, one still arriving after
+// Config.BodyTimeout 408 DEADLINE_EXCEEDED (reason INVALID_REQUEST), a
+// body that is not JSON 400 INVALID_ARGUMENT with reason PARSE_ERROR, and
+// a panic or a server fault 500 INTERNAL (reason INTERNAL_ERROR).
 //
 // Successes are application/json (a2a-go's REST client reads any content
 // type on success but decodes error bodies only when they are
@@ -95,7 +98,7 @@ func (s *Server) HTTPJSON() http.Handler { return &restHandler{s: s} }
 
 type restHandler struct {
 	s    *Server
-	bufs sync.Pool // of *restBuffer
+	bufs sync.Pool // of *restBuffers
 }
 
 // restRoute is a matched HTTP+JSON request.
@@ -273,42 +276,58 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeStatusError(w, refusal.err)
 		return
 	}
+	b, _ := h.bufs.Get().(*restBuffers)
+	if b == nil {
+		b = new(restBuffers)
+		b.enc = json.NewEncoder(&b.out)
+	}
+	defer h.release(b)
+	b.rw = trackedWriter{ResponseWriter: w}
+	tw := &b.rw
+	defer s.recoverResponse(r.Context(), "HTTP+JSON request", tw, func() { s.writeStatusError(tw, internalError()) })
+
+	// The caller is authenticated (prepare) before a byte of a body is
+	// read.
 	var result any
 	c, err := s.prepare(r)
 	if err == nil {
 		err = s.gate(rt.method)
 	}
 	if err == nil {
-		result, err = s.serveREST(w, r, c, rt)
+		result, err = s.serveREST(tw, r, c, rt, &b.body)
 	}
 	if err == nil && result != nil {
-		err = h.writeJSON(w, result)
+		err = writeJSON(tw, b, result)
 	}
 	if err != nil {
-		s.writeStatusError(w, s.edgeError(r, err))
+		s.writeStatusError(tw, s.edgeError(r, err))
 	}
 }
 
-// restBuffer is a pooled response buffer with its encoder.
-type restBuffer struct {
-	out bytes.Buffer
-	enc *json.Encoder
+// restBuffers are one request's pooled buffers: the request body, the
+// response with its encoder, and the writer the response goes through.
+type restBuffers struct {
+	body bytes.Buffer
+	out  bytes.Buffer
+	enc  *json.Encoder
+	rw   trackedWriter
 }
 
-// writeJSON writes a 200 application/json response, encoding into a
+// release pools b again, unless one large request grew it: a pooled
+// buffer never keeps a peak.
+func (h *restHandler) release(b *restBuffers) {
+	if b.body.Cap() > httpbody.MaxPooled || b.out.Cap() > httpbody.MaxPooled {
+		return
+	}
+	b.body.Reset()
+	b.out.Reset()
+	b.rw = trackedWriter{}
+	h.bufs.Put(b)
+}
+
+// writeJSON writes a 200 application/json response, encoding into the
 // pooled buffer so that the body is not copied once more.
-func (h *restHandler) writeJSON(w http.ResponseWriter, v any) error {
-	b, _ := h.bufs.Get().(*restBuffer)
-	if b == nil {
-		b = new(restBuffer)
-		b.enc = json.NewEncoder(&b.out)
-	}
-	defer func() {
-		if b.out.Cap() <= maxPooledBuffer {
-			b.out.Reset()
-			h.bufs.Put(b)
-		}
-	}()
+func writeJSON(w http.ResponseWriter, b *restBuffers, v any) error {
 	if err := b.enc.Encode(v); err != nil {
 		return err
 	}
@@ -330,15 +349,15 @@ func (s *Server) edgeError(r *http.Request, err error) *Error {
 	return e
 }
 
-// serveREST decodes the route's request, resolves its routing value and
-// runs the operation. It returns the result to encode, or the refusal; a
-// stream is written here and returns neither.
-func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt restRoute) (any, error) {
+// serveREST decodes the route's request (its body read into body),
+// resolves its routing value and runs the operation. It returns the result
+// to encode, or the refusal; a stream is written here and returns neither.
+func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt restRoute, body *bytes.Buffer) (any, error) {
 	ctx := r.Context()
 	switch rt.method {
 	case methodSendMessage, methodSendStreamingMessage:
 		req := new(wire.SendMessageRequest)
-		if err := s.decodeRESTBody(w, r, req, shapeSendMessageRequest, false); err != nil {
+		if err := s.decodeRESTBody(w, r, body, req, shapeSendMessageRequest, false); err != nil {
 			return nil, err
 		}
 		if req.Message == nil || req.Message.TaskID == "" {
@@ -363,7 +382,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 		if err != nil {
 			return nil, err
 		}
-		s.writeRESTStream(w, r, events)
+		s.writeRESTStream(w, r, rt.method, events)
 		return nil, nil
 
 	case methodGetTask:
@@ -391,7 +410,9 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 			return nil, err
 		}
 		req.Tenant = rt.tenant
-		s.routingHint(ctx, c, rt.tenant)
+		if err := s.routingHint(ctx, c, rt.tenant); err != nil {
+			return nil, err
+		}
 		resp, err := s.listTasks(ctx, c, req)
 		if err != nil {
 			return nil, err
@@ -403,11 +424,11 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 
 	case methodCancelTask:
 		req := &wire.CancelTaskRequest{Tenant: rt.tenant}
-		var body wire.CancelTaskRequest
-		if err := s.decodeRESTBody(w, r, &body, shapeCancelTaskRequest, true); err != nil {
+		var sent wire.CancelTaskRequest
+		if err := s.decodeRESTBody(w, r, body, &sent, shapeCancelTaskRequest, true); err != nil {
 			return nil, err
 		}
-		req.Metadata = body.Metadata
+		req.Metadata = sent.Metadata
 		if err := s.taskAddressed(rt, &req.ID); err != nil {
 			return nil, err
 		}
@@ -420,8 +441,8 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 	case methodSubscribeToTask:
 		req := &wire.SubscribeToTaskRequest{Tenant: rt.tenant}
 		if r.Method == http.MethodPost {
-			var body wire.SubscribeToTaskRequest
-			if err := s.decodeRESTBody(w, r, &body, shapeSubscribeRequest, true); err != nil {
+			var sent wire.SubscribeToTaskRequest
+			if err := s.decodeRESTBody(w, r, body, &sent, shapeSubscribeRequest, true); err != nil {
 				return nil, err
 			}
 		}
@@ -432,12 +453,12 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 		if err != nil {
 			return nil, err
 		}
-		s.writeRESTStream(w, r, events)
+		s.writeRESTStream(w, r, rt.method, events)
 		return nil, nil
 
 	case methodCreatePushConfig:
 		req := new(wire.PushConfig)
-		if err := s.decodeRESTBody(w, r, req, shapePushConfig, false); err != nil {
+		if err := s.decodeRESTBody(w, r, body, req, shapePushConfig, false); err != nil {
 			return nil, err
 		}
 		req.Tenant = rt.tenant
@@ -496,7 +517,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 
 	case methodGetExtendedAgentCard:
 		if err := s.withAgent(ctx, c, rt.tenant); err != nil {
-			return nil, s.errs.extendedCardNotConfigured()
+			return nil, neverMinted(err, s.errs.extendedCardNotConfigured())
 		}
 		card, err := s.extendedCard(ctx, c, &wire.GetExtendedAgentCardRequest{Tenant: rt.tenant})
 		if err != nil {
@@ -512,9 +533,10 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, c *call, rt r
 // starts with the first event, so an error before it is a plain
 // google.rpc.Status with its own HTTP status; an error after it is a final
 // `data: {"error":{…}}` event in the same google.rpc.Status shape, which
-// is how a2a-go's REST client reads a stream error. It ends when seq does
-// or the client goes away.
-func (s *Server) writeRESTStream(w http.ResponseWriter, r *http.Request, seq iter.Seq2[wire.Event, error]) {
+// is how a2a-go's REST client reads a stream error, a panic in seq
+// included. It ends when seq does or the client goes away (a write fails,
+// after Config.StreamWriteTimeout when the client stopped reading).
+func (s *Server) writeRESTStream(w http.ResponseWriter, r *http.Request, method string, seq iter.Seq2[wire.Event, error]) {
 	ctx := r.Context()
 	var sw *sseWriter
 	fail := func(err error) {
@@ -531,7 +553,7 @@ func (s *Server) writeRESTStream(w http.ResponseWriter, r *http.Request, seq ite
 			_ = sw.data(frame)
 		}
 	}
-	for ev, err := range seq {
+	for ev, err := range s.safeEvents(ctx, "HTTP+JSON stream", method, seq) {
 		if err == nil && ev == nil {
 			err = errNoResult
 		}
@@ -546,12 +568,12 @@ func (s *Server) writeRESTStream(w http.ResponseWriter, r *http.Request, seq ite
 		}
 		if sw == nil {
 			var ok bool
-			if sw, ok = newSSE(w); !ok {
+			if sw, ok = newSSE(w, s.cfg.StreamWriteTimeout); !ok {
 				s.log.ErrorContext(ctx, "a2a: the ResponseWriter cannot flush; streaming is impossible")
 				s.writeStatusError(w, internalError())
 				return
 			}
-			stop := sw.heartbeat(sseHeartbeat)
+			stop := sw.heartbeat(sseHeartbeat, func(p any) { s.logPanic(ctx, "HTTP+JSON stream heartbeat", method, p) })
 			defer stop()
 		}
 		if sw.data(frame) != nil {
@@ -652,20 +674,15 @@ type sendMessageResponse struct {
 	Task *wire.Task `json:"task"`
 }
 
-// decodeRESTBody reads a request body within Config.MaxBodyBytes and
-// decodes it into v. optional admits an empty body (the task routes, whose
-// path says everything).
-func (s *Server) decodeRESTBody(w http.ResponseWriter, r *http.Request, v any, sh shape, optional bool) error {
-	if r.ContentLength > s.cfg.MaxBodyBytes {
-		return payloadTooLarge()
+// decodeRESTBody reads a request body into buf through internal/httpbody,
+// within Config.MaxBodyBytes and Config.BodyTimeout, and decodes it into
+// v. optional admits an empty body (the task routes, whose path says
+// everything).
+func (s *Server) decodeRESTBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, v any, sh shape, optional bool) error {
+	if err := httpbody.Read(w, r, buf, s.cfg.MaxBodyBytes, s.cfg.BodyTimeout); err != nil {
+		return bodyError(err, invalidRequest("request body could not be read"))
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			return payloadTooLarge()
-		}
-		return invalidRequest("request body could not be read")
-	}
+	body := buf.Bytes()
 	if optional && len(trimJSONSpace(body)) == 0 {
 		return nil
 	}

@@ -36,7 +36,7 @@ func TestRESTStreamEndings(t *testing.T) {
 	}
 	run := func(s iter.Seq2[wire.Event, error]) restResult {
 		w := httptest.NewRecorder()
-		e.srv.writeRESTStream(w, httptest.NewRequest(http.MethodGet, "/", nil), s)
+		e.srv.writeRESTStream(w, httptest.NewRequest(http.MethodGet, "/", nil), methodSubscribeToTask, s)
 		return restResult{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
 	}
 

@@ -19,13 +19,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
-	"github.com/wopinterop/wopinterop/push"
 )
 
 // Fixed values of the A2A surface.
@@ -55,9 +55,9 @@ type inbound struct {
 	history *int
 	// accepted is configuration.acceptedOutputModes.
 	accepted []string
-	// push is configuration.taskPushNotificationConfig, registered on the
-	// task once the message is applied.
-	push *push.Spec
+	// push is configuration.taskPushNotificationConfig: reserved just
+	// before the message is applied, committed on the task after.
+	push *inlinePush
 }
 
 // sendMessage: without taskId it starts a run of the resolved workflow
@@ -77,14 +77,11 @@ func (s *Server) sendMessage(ctx context.Context, c *call, req *wire.SendMessage
 	if immediate && !s.cfg.Capabilities.DurableTasks {
 		return nil, s.errs.unsupported("returnImmediately requires durable tasks, which this host does not offer")
 	}
-	if err := s.checkInlinePush(ctx, &in); err != nil {
-		return nil, err
-	}
 	run, err := s.deliver(ctx, c, in)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.registerInline(ctx, c, &run, &in); err != nil {
+	if err := s.commitInline(ctx, c, &run, in); err != nil {
 		return nil, err
 	}
 	if !immediate && !settled(run.Status) {
@@ -100,10 +97,17 @@ func (s *Server) sendMessage(ctx context.Context, c *call, req *wire.SendMessage
 func settled(st interop.RunStatus) bool { return st.Terminal() || st.Suspended() }
 
 // awaitSettled follows the run's log from the write's sequence until it
-// settles, BlockTimeout passes or the server drains, then reads the run as
-// it is.
+// settles, BlockTimeout passes (or the call's waitUntil, the deadline of
+// its batch) or the server drains, then reads the run as it is. A call
+// whose waitUntil has passed answers the run as the write left it.
 func (s *Server) awaitSettled(ctx context.Context, c *call, run interop.Run) (interop.Run, error) {
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.BlockTimeout)
+	timeout := s.cfg.BlockTimeout
+	if !c.waitUntil.IsZero() {
+		if timeout = min(timeout, time.Until(c.waitUntil)); timeout <= 0 {
+			return run, nil
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	defer context.AfterFunc(s.drain, cancel)()
 	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
@@ -128,7 +132,7 @@ func (s *Server) awaitSettled(ctx context.Context, c *call, run interop.Run) (in
 
 // checkSend validates a SendMessage request before anything is read or
 // written: the message itself (OpenWOP interop map, a2a.fields) and historyLength; a push config
-// is taken along and judged by checkInlinePush.
+// is taken along and judged by reserveInline.
 func (s *Server) checkSend(req *wire.SendMessageRequest) (inbound, error) {
 	if req == nil || req.Message == nil {
 		return inbound{}, s.errs.invalidParams("message", "message is required")
@@ -154,10 +158,9 @@ func (s *Server) checkSend(req *wire.SendMessageRequest) (inbound, error) {
 		in.history = cfg.HistoryLength
 		in.accepted = cfg.AcceptedOutputModes
 		if cfg.PushConfig != nil {
-			// Registered with the task once the message is applied; refused
-			// (never dropped) while push is off.
-			spec := pushSpec(cfg.PushConfig)
-			in.push = &spec
+			// Reserved just before the message is applied; refused (never
+			// dropped) while push is off.
+			in.push = &inlinePush{spec: pushSpec(cfg.PushConfig)}
 		}
 	}
 	return in, nil
@@ -200,32 +203,39 @@ func (s *Server) startRun(ctx context.Context, c *call, in inbound) (interop.Run
 	if contextID == "" {
 		contextID = contextPrefix + isolation.NewOpaque()
 	}
-	run, _, err := s.cfg.Store.CreateRun(ctx, c.subject, interop.CreateRunRequest{
-		WorkflowID:     workflow,
-		Inputs:         inputs,
-		IdempotencyKey: idempotencyPrefix + in.msg.ID,
-		Transport:      interop.TransportA2A,
-		ContextID:      contextID,
-		Trace:          traceOf(c, in.msg),
-		TrustBoundary:  interop.TrustUntrusted,
-		Message:        &in.host,
-	})
-	if err == nil {
+	return s.written(ctx, in, "", func() (interop.Run, error) {
+		run, _, err := s.cfg.Store.CreateRun(ctx, c.subject, interop.CreateRunRequest{
+			WorkflowID:     workflow,
+			Inputs:         inputs,
+			IdempotencyKey: idempotencyPrefix + in.msg.ID,
+			Transport:      interop.TransportA2A,
+			ContextID:      contextID,
+			Trace:          traceOf(c, in.msg),
+			TrustBoundary:  interop.TrustUntrusted,
+			Message:        &in.host,
+		})
+		if err != nil {
+			return interop.Run{}, s.createRefusal(ctx, err)
+		}
 		return run, nil
-	}
+	})
+}
+
+// createRefusal maps an error of CreateRun.
+func (s *Server) createRefusal(ctx context.Context, err error) error {
 	var inputErr *interop.InputError
 	switch {
 	case errors.Is(err, interop.ErrNotFound):
 		// Routed, but not a workflow this caller may start.
-		return interop.Run{}, s.errs.invalidParams("", "the requested skill is not available")
+		return s.errs.invalidParams("", "the requested skill is not available")
 	case errors.As(err, &inputErr):
-		return interop.Run{}, s.errs.invalidParams(inputErr.Field, "the task's inputs were refused: "+inputErr.Reason)
+		return s.errs.invalidParams(inputErr.Field, "the task's inputs were refused: "+inputErr.Reason)
 	case errors.Is(err, interop.ErrInvalidInput):
-		return interop.Run{}, s.errs.invalidParams("", "the task's inputs were refused")
+		return s.errs.invalidParams("", "the task's inputs were refused")
 	case errors.Is(err, interop.ErrForbidden):
-		return interop.Run{}, forbidden()
+		return forbidden()
 	}
-	return interop.Run{}, s.storeFault(ctx, "CreateRun", err)
+	return s.storeFault(ctx, "CreateRun", err)
 }
 
 // selectWorkflow resolves the workflow of a new task among its candidates:
@@ -344,11 +354,31 @@ func (s *Server) continueRun(ctx context.Context, c *call, in inbound) (interop.
 	if !ok {
 		return interop.Run{}, s.errs.unsupported("the task is working and accepts no messages until it asks for input")
 	}
-	next, err := deliverer.DeliverInput(ctx, c.subject, run.ID, in.host)
-	if err != nil {
-		return interop.Run{}, s.writeRefusal(ctx, "DeliverInput", err)
+	return s.written(ctx, in, run.ID, func() (interop.Run, error) {
+		next, err := deliverer.DeliverInput(ctx, c.subject, run.ID, in.host)
+		if err != nil {
+			return interop.Run{}, s.writeRefusal(ctx, "DeliverInput", err)
+		}
+		return next, nil
+	})
+}
+
+// written performs write — the one store call of a SendMessage that
+// creates or changes its task, on task taskID ("" for a new one) — inside
+// the reservation of the message's push config: a config that would be
+// refused is refused before write, and released when write fails, so a
+// refused message changes nothing (OpenWOP interop map, a2a.operations;
+// interop.md §A2A multi-turn).
+func (s *Server) written(ctx context.Context, in inbound, taskID string, write func() (interop.Run, error)) (interop.Run, error) {
+	if err := s.reserveInline(ctx, taskID, in); err != nil {
+		return interop.Run{}, err
 	}
-	return next, nil
+	run, err := write()
+	if err != nil {
+		in.releaseInline(ctx)
+		return interop.Run{}, err
+	}
+	return run, nil
 }
 
 // resolve answers the run's open interrupt with the message (OpenWOP interop map, a2a.operations).
@@ -365,17 +395,19 @@ func (s *Server) resolve(ctx context.Context, c *call, run *interop.Run, in inbo
 	if open.Kind == interop.InterruptApproval && action == "reject" {
 		outcome = interop.OutcomeDecline
 	}
-	next, err := s.cfg.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{
-		RunID:       run.ID,
-		InterruptID: open.ID,
-		Outcome:     outcome,
-		Value:       value,
-		Message:     &in.host,
+	return s.written(ctx, in, run.ID, func() (interop.Run, error) {
+		next, err := s.cfg.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{
+			RunID:       run.ID,
+			InterruptID: open.ID,
+			Outcome:     outcome,
+			Value:       value,
+			Message:     &in.host,
+		})
+		if err != nil {
+			return interop.Run{}, s.writeRefusal(ctx, "ResolveInterrupt", err)
+		}
+		return next, nil
 	})
-	if err != nil {
-		return interop.Run{}, s.writeRefusal(ctx, "ResolveInterrupt", err)
-	}
-	return next, nil
 }
 
 // resumeValue is what a message answers an interrupt with:
@@ -656,14 +688,11 @@ func (s *Server) streamMessage(ctx context.Context, c *call, req *wire.SendMessa
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkInlinePush(ctx, &in); err != nil {
-		return nil, err
-	}
 	run, err := s.deliver(ctx, c, in)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.registerInline(ctx, c, &run, &in); err != nil {
+	if err := s.commitInline(ctx, c, &run, in); err != nil {
 		return nil, err
 	}
 	return s.follow(ctx, c, run, taskView{history: in.history, artifacts: true}, true)

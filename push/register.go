@@ -163,11 +163,43 @@ func (s *Service) Register(ctx context.Context, sub interop.Subject, run *intero
 	if err := s.Precheck(ctx, spec); err != nil {
 		return Config{}, err
 	}
+	if spec.ID == "" {
+		spec.ID = MintConfigID()
+	}
+	ref := ""
+	if !run.Status.Terminal() {
+		var err error
+		if ref, err = s.seal(ctx, spec); err != nil {
+			return Config{}, err
+		}
+	}
+	return s.putConfig(ctx, sub, run, spec, ref)
+}
+
+// seal keeps spec's secret in the vault and returns its reference, "" when
+// spec has none.
+func (s *Service) seal(ctx context.Context, spec Spec) (string, error) {
+	secret := Secret{Credentials: spec.Credentials, Token: spec.Token}
+	if secret.empty() {
+		return "", nil
+	}
+	ref, err := s.vault.Seal(ctx, secret)
+	if err != nil {
+		return "", fmt.Errorf("push: sealing a secret: %w", err)
+	}
+	return ref, nil
+}
+
+// putConfig puts the record of spec (its id set, its secret sealed as ref) on
+// run's task and follows the run. On a terminal run the secret is
+// discarded at once; on a failure too.
+func (s *Service) putConfig(ctx context.Context, sub interop.Subject, run *interop.Run, spec Spec, ref string) (Config, error) {
 	rec := Record{
 		TaskID:    run.ID,
 		ID:        spec.ID,
 		URL:       spec.URL,
 		Scheme:    spec.Scheme,
+		SecretRef: ref,
 		Subject:   sub,
 		Tenant:    run.Tenant,
 		Workspace: run.Workspace,
@@ -176,16 +208,9 @@ func (s *Service) Register(ctx context.Context, sub interop.Subject, run *intero
 		Done:      run.Status.Terminal(),
 		Created:   s.now().UTC(),
 	}
-	if rec.ID == "" {
-		rec.ID = MintConfigID()
-	}
-	secret := Secret{Credentials: spec.Credentials, Token: spec.Token}
-	if !rec.Done && !secret.empty() {
-		ref, err := s.vault.Seal(ctx, secret)
-		if err != nil {
-			return Config{}, fmt.Errorf("push: sealing a secret: %w", err)
-		}
-		rec.SecretRef = ref
+	if rec.Done && rec.SecretRef != "" {
+		s.discard(ctx, rec.TaskID, rec.SecretRef)
+		rec.SecretRef = ""
 	}
 	old, replaced, err := s.configs.Put(ctx, rec, s.maxPerTask)
 	if err != nil {

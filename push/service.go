@@ -117,6 +117,7 @@ type Service struct {
 	state    serviceState
 	watchers map[string]*watcher
 	lanes    map[laneKey]*lane
+	reserved map[string]int // per task: slots held by reservations (reserve.go)
 
 	watchCtx  context.Context
 	stopWatch context.CancelFunc

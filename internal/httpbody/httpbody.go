@@ -75,10 +75,7 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 	if timeout > 0 && !serverBoundsSooner(r, timeout) {
 		deadlines = rc.SetReadDeadline(time.Now().Add(timeout)) == nil
 	}
-	// One byte more than the limit tells a body at the limit from one over
-	// it.
-	lr := limited{r: r.Body, n: limit + 1}
-	_, err := dst.ReadFrom(&lr)
+	err := readUpTo(dst, r.Body, limit)
 	switch {
 	case int64(dst.Len()) > limit:
 		err = ErrTooLarge
@@ -119,21 +116,30 @@ func abandon(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
-// limited reads at most n bytes of r, then reports io.EOF. Unlike
-// io.LimitReader it is a value the caller keeps on its stack.
-type limited struct {
-	r io.Reader
-	n int64
-}
+// minRead is the least free space a read is given, as in
+// bytes.Buffer.ReadFrom: dst doubles when it runs out, so its memory stays
+// within twice the bytes received.
+const minRead = 512
 
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, io.EOF
+// readUpTo appends r to dst until io.EOF, or until dst holds more than
+// limit bytes — one byte more than the limit tells a body at the limit
+// from one over it. It is bytes.Buffer.ReadFrom over a limited reader,
+// without the reader: that one would escape to the heap on every request.
+func readUpTo(dst *bytes.Buffer, r io.Reader, limit int64) error {
+	for int64(dst.Len()) <= limit {
+		if dst.Available() < minRead {
+			dst.Grow(minRead)
+		}
+		free := dst.AvailableBuffer()
+		free = free[:min(int64(cap(free)), limit+1-int64(dst.Len()))]
+		n, err := r.Read(free)
+		dst.Write(free[:n])
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		}
 	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
+	return nil
 }
