@@ -152,6 +152,7 @@ func (q *rpcRequest) notification() bool { return q.id == nil }
 func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := h.s
 	if r.Method != http.MethodPost {
+		httpbody.Abandon(w, r)
 		w.Header().Set("Allow", http.MethodPost)
 		s.writeRPC(w, http.StatusMethodNotAllowed, appendRPCError(nil, nil, invalidRequest("only POST is allowed")))
 		return
@@ -175,7 +176,9 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// A caller the resolver did not accept (401, 403, a drain's
 			// 503, a fault) is answered at once: nothing of its request
 			// is buffered, and its id, never read, is null (JSON-RPC 2.0
-			// §5; OpenWOP RFC 0211 §C).
+			// §5; OpenWOP RFC 0211 §C) — nor is the rest of its body
+			// waited for.
+			httpbody.Abandon(tw, r)
 			s.writeRPC(tw, rpcStatus(refusal, true), appendRPCError(b.out.AvailableBuffer(), nil, refusal))
 			return
 		}

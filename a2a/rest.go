@@ -295,6 +295,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		result, err = s.serveREST(tw, r, c, rt, &b.body)
+	} else {
+		// Refused before its body was read: never wait for the rest.
+		httpbody.Abandon(tw, r)
 	}
 	if err == nil && result != nil {
 		err = writeJSON(tw, b, result)

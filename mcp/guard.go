@@ -156,15 +156,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // operation.
 func (s *Server) serve(x *exchange, r *http.Request) {
 	if s.draining() {
-		s.writeError(x, r, nil, errShuttingDown)
+		s.refuseUnread(x, r, errShuttingDown)
 		return
 	}
 	if r.Method != http.MethodPost {
-		s.writeError(x, r, nil, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
+		s.refuseUnread(x, r, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
 		return
 	}
 	if !s.originAllowed(r) {
-		s.writeError(x, r, nil, &rpcError{code: codeInvalidRequest, message: "Forbidden: origin not allowed", status: http.StatusForbidden})
+		s.refuseUnread(x, r, &rpcError{code: codeInvalidRequest, message: "Forbidden: origin not allowed", status: http.StatusForbidden})
 		return
 	}
 	sub, ok := s.authenticate(x, r)
@@ -196,6 +196,15 @@ func (s *Server) serve(x *exchange, r *http.Request) {
 		return
 	}
 	op(s, x, r, &x.call)
+}
+
+// refuseUnread answers a request refused before its body was read: the
+// body is abandoned first (httpbody.Abandon), so the refusal goes out at
+// once instead of after net/http has waited for the rest of a body the
+// client may be trickling in.
+func (s *Server) refuseUnread(x *exchange, r *http.Request, err error) {
+	httpbody.Abandon(x, r)
+	s.writeError(x, r, nil, err)
 }
 
 // originAllowed applies the Origin allowlist and, on a loopback listener,
@@ -306,6 +315,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.S
 	if rerr := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{}); rerr != nil {
 		s.log.WarnContext(r.Context(), "mcp: negotiation record failed", "error", rerr)
 	}
+	httpbody.Abandon(w, r) // refused before the body: never wait for it
 	switch {
 	case errors.Is(err, interop.ErrUnauthenticated):
 		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Unauthorized: authentication required", status: http.StatusUnauthorized, challenge: true})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wopinterop/wopinterop"
 	"github.com/wopinterop/wopinterop/facets"
@@ -50,9 +51,22 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 			Status: facets.StatusStable, Since: protocolVersion,
 			ManifestRuntime: &facets.ManifestRuntime{InstallScope: facets.InstallScopeTenant},
 		},
-		A2A: a2aConfig(version, guard),
-		MCP: withInterruptPages(mcpConfig(version, sealKey), links{base: base}),
+		A2A: withBodyTimeout(a2aConfig(version, guard), cfg.BodyTimeout),
+		MCP: withMCPBodyTimeout(withInterruptPages(mcpConfig(version, sealKey), links{base: base}), cfg.BodyTimeout),
 	})
+}
+
+// withBodyTimeout gives the A2A interfaces the host's -body-timeout, so
+// every route of the host cuts a slow body at the same time.
+func withBodyTimeout(c *wopinterop.A2AConfig, d time.Duration) *wopinterop.A2AConfig {
+	c.BodyTimeout = d
+	return c
+}
+
+// withMCPBodyTimeout is withBodyTimeout for the MCP mount.
+func withMCPBodyTimeout(c *wopinterop.MCPConfig, d time.Duration) *wopinterop.MCPConfig {
+	c.Server.BodyTimeout = d
+	return c
 }
 
 // withInterruptPages sends MCP clients that declare URL-mode elicitation

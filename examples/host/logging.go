@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -53,9 +52,8 @@ func (t tenantRecorder) ResolveSubject(r *http.Request) (interop.Subject, error)
 	return sub, err
 }
 
-// rpcPeekBytes bounds how much of an A2A JSON-RPC body is read ahead for
-// the method name: a client puts "method" near the front, and the handler
-// reads the whole body anyway, so the peek copies nothing but these bytes.
+// rpcPeekBytes bounds how much of an A2A JSON-RPC body is kept for the
+// method name: a client puts "method" near the front.
 const rpcPeekBytes = 512
 
 // logged writes the request line of every request h serves; a response
@@ -64,12 +62,15 @@ func (s *server) logged(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rpc := ""
+		var seen *prefixRecorder // an A2A JSON-RPC body, as the handler read it
 		switch {
-		case r.URL.Path == a2aPath && r.Method == http.MethodPost:
-			var body io.ReadCloser
-			rpc, body = peekRPCMethod(r.Body)
-			r.Body = body
-			rpc = knownMethod(a2aMethod, rpc)
+		case r.URL.Path == a2aPath && r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody:
+			// The method is read off the first bytes the handler reads:
+			// nothing is read ahead of it, so a body that never arrives
+			// meets the handler's own limits (authentication first, then
+			// its body timeout), not a wait here.
+			seen = &prefixRecorder{ReadCloser: r.Body}
+			r.Body = seen
 		case r.URL.Path == mcpPath || r.URL.Path == mcpConformancePath:
 			// The mount checks this header against the body (MCP
 			// streamable HTTP §Headers); an unknown value is logged as
@@ -79,6 +80,9 @@ func (s *server) logged(h http.Handler) http.Handler {
 		rec := &requestRecord{ResponseWriter: w}
 		r = r.WithContext(context.WithValue(r.Context(), requestKey{}, rec))
 		defer func() {
+			if seen != nil {
+				rpc = knownMethod(a2aMethod, topLevelString(seen.prefix, "method"))
+			}
 			status, level := rec.code(), slog.LevelInfo
 			p := recover()
 			if p != nil {
@@ -158,19 +162,19 @@ func (s *requestRecord) getTenant() string {
 	return s.tenant
 }
 
-// peekRPCMethod reads at most rpcPeekBytes of body and returns the
-// top-level "method" member found there ("" if none) and a body that
-// yields every byte, the peeked ones first.
-func peekRPCMethod(body io.ReadCloser) (string, io.ReadCloser) {
-	if body == nil || body == http.NoBody {
-		return "", body
+// prefixRecorder passes a body through and keeps a copy of its first
+// rpcPeekBytes bytes, as the handler reads them.
+type prefixRecorder struct {
+	io.ReadCloser
+	prefix []byte
+}
+
+func (p *prefixRecorder) Read(b []byte) (int, error) {
+	n, err := p.ReadCloser.Read(b)
+	if room := rpcPeekBytes - len(p.prefix); room > 0 && n > 0 {
+		p.prefix = append(p.prefix, b[:min(n, room)]...)
 	}
-	br := bufio.NewReaderSize(body, rpcPeekBytes)
-	prefix, _ := br.Peek(rpcPeekBytes) // a short or failed read is the handler's to meet
-	return topLevelString(prefix, "method"), struct {
-		io.Reader
-		io.Closer
-	}{br, body}
+	return n, err
 }
 
 // topLevelString returns the string value of member name of the JSON

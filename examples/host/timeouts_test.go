@@ -226,3 +226,48 @@ func TestStalledEventReaderIsDropped(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// -body-timeout reaches the A2A and MCP surfaces too: with no server
+// ReadTimeout at all, a slow body on /a2a or /mcp is answered 408 in the
+// protocol's own shape at the host's body timeout. A request refused
+// before its body is read (no credential, a foreign Host) is answered at
+// once, not after the body has trickled in.
+func TestBodyTimeoutReachesTheLibrary(t *testing.T) {
+	const body = 300 * time.Millisecond
+	h := newTestHostOn(t, nil, func(c *config) { c.BodyTimeout = body })
+	host := strings.TrimPrefix(h.url, "http://")
+	head := func(path, host, key string) string {
+		auth := ""
+		if key != "" {
+			auth = "Authorization: Bearer " + key + "\r\n"
+		}
+		return "POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\n" + auth +
+			"Content-Type: application/json\r\nA2A-Version: 1.0\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nContent-Length: 100000\r\n\r\n{"
+	}
+	for _, tc := range []struct {
+		name, path, host, key string
+		status                int
+		slow                  bool // answered at the body timeout, else at once
+	}{
+		{"a2a slow body", a2aPath, host, acmeKey, http.StatusRequestTimeout, true},
+		{"mcp slow body", mcpPath, host, acmeKey, http.StatusRequestTimeout, true},
+		{"a2a no credential", a2aPath, host, "", http.StatusUnauthorized, false},
+		{"mcp no credential", mcpPath, host, "", http.StatusUnauthorized, false},
+		{"mcp foreign host", mcpPath, "rebound.example", acmeKey, http.StatusForbidden, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			c := trickle(t, h, head(tc.path, tc.host, tc.key))
+			r, took, closed := readResponse(t, c, start)
+			if r.Status != tc.status || !strings.Contains(string(r.Body), `"jsonrpc":"2.0"`) {
+				t.Errorf("answer %d %s, want %d with a JSON-RPC error", r.Status, r.Body, tc.status)
+			}
+			if tc.slow && (took < body || took > body+2*time.Second) || !tc.slow && took > body {
+				t.Errorf("answered after %v (body timeout %v, slow %v)", took, body, tc.slow)
+			}
+			if !closed {
+				t.Error("the connection stayed open for the rest of the body")
+			}
+		})
+	}
+}

@@ -61,7 +61,7 @@ const MaxPooled = 64 << 10
 // body.
 func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64, timeout time.Duration) error {
 	if r.ContentLength > limit {
-		abandon(w, r)
+		Abandon(w, r)
 		return ErrTooLarge
 	}
 	if r.ContentLength > 0 {
@@ -85,7 +85,7 @@ func Read(w http.ResponseWriter, r *http.Request, dst *bytes.Buffer, limit int64
 		err = ErrIncomplete
 	}
 	if err != nil {
-		abandon(w, r)
+		Abandon(w, r)
 		return err
 	}
 	if deadlines {
@@ -102,14 +102,20 @@ func serverBoundsSooner(r *http.Request, timeout time.Duration) bool {
 	return ok && srv.ReadTimeout > 0 && srv.ReadTimeout <= timeout
 }
 
-// abandon gives up the rest of r's body. On HTTP/1.x the connection is
-// closed after the response; HTTP/2 needs no "Connection: close" (an
-// unread stream is reset on its own), which there would shut the whole
-// connection down. net/http reads what is left of a body after the
-// handler returns, to reuse the connection, the one it will close too: an
-// expired read deadline makes it give up at once rather than wait on a
-// client that trickles.
-func abandon(w http.ResponseWriter, r *http.Request) {
+// Abandon gives up the rest of r's body: a handler that refuses a request
+// before reading its body (authentication, method, origin) calls it before
+// writing the refusal, and Read calls it on every error. On HTTP/1.x the
+// connection is closed after the response; HTTP/2 needs no "Connection:
+// close" (an unread stream is reset on its own), which there would shut
+// the whole connection down. Without it net/http, to keep the connection,
+// reads what is left of a body of up to 256 KiB before it even sends the
+// response — for a client that trickles, a wait of its choosing; an
+// expired read deadline makes it give up at once. A request without a
+// body is left alone.
+func Abandon(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
 	if r.ProtoMajor == 1 {
 		w.Header().Set("Connection", "close")
 	}

@@ -386,3 +386,38 @@ func TestDeclaredTooLargeClosesAtOnce(t *testing.T) {
 func closed(err error) bool {
 	return err == io.EOF || errors.Is(err, syscall.ECONNRESET)
 }
+
+// A handler that refuses before reading the body calls Abandon: the
+// refusal goes out at once and the connection closes, although the client
+// keeps trickling the body it declared. Without it net/http would first
+// wait for up to 256 KiB more of that body.
+func TestAbandonBeforeReading(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Abandon(w, r)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	c := raw(t, srv.Listener.Addr().String(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+	stop := make(chan struct{})
+	defer close(stop)
+	go trickle(c, 20*time.Millisecond, stop)
+	start := time.Now()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != http.StatusUnauthorized || !res.Close {
+		t.Fatalf("answer %v, %v", res, err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("answered after %v", took)
+	}
+	if _, err := br.ReadByte(); !closed(err) {
+		t.Fatalf("the connection stayed open: %v", err)
+	}
+	// A request without a body is left alone: its connection is kept.
+	w := httptest.NewRecorder()
+	Abandon(w, httptest.NewRequest("GET", "/", nil))
+	if w.Header().Get("Connection") != "" {
+		t.Fatal("Abandon closed the connection of a request without a body")
+	}
+}
