@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -167,6 +170,78 @@ func TestBinary(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) { runBinary(t, bin, sig) })
+	}
+	t.Run("declared bodies reserve no memory", func(t *testing.T) { declaredBodies(t, bin) })
+}
+
+// declaredBodies measures the real process: 100 unauthenticated
+// connections to /a2a and 100 authenticated ones to /mcp and /a2a/rest,
+// each declaring a 4 MiB body and sending 16 bytes of it, must not grow
+// its resident memory by 64 MiB (they once took it from 15 MB to 428 MB).
+func declaredBodies(t *testing.T, bin string) {
+	statusOf := func(pid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Skipf("no /proc: %v", err)
+		}
+		return string(b)
+	}
+	rss := func(pid int) int64 {
+		m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindStringSubmatch(statusOf(pid))
+		if m == nil {
+			t.Skip("no VmRSS")
+		}
+		kb, _ := strconv.ParseInt(m[1], 10, 64)
+		return kb << 10
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		t.Fatal("no output")
+	}
+	base, ok := listeningURL(lines.Text())
+	if !ok {
+		t.Fatalf("first line %q", lines.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	addr := strings.TrimPrefix(base, "http://")
+	before := rss(cmd.Process.Pid)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	heads := []string{
+		"POST " + a2aPath + " HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\n",
+		"POST " + mcpPath + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + acmeKey + "\r\nContent-Type: application/json\r\nMcp-Method: tools/list\r\nMCP-Protocol-Version: 2026-07-28\r\n",
+		"POST " + a2aRESTPath + "/message:send HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + acmeKey + "\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n",
+	}
+	for _, head := range heads {
+		for range 100 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+			if _, err := io.WriteString(c, head+"Content-Length: 4194304\r\n\r\n{\"jsonrpc\":\"2.0\""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	during := rss(cmd.Process.Pid)
+	t.Logf("RSS %d MiB before, %d MiB with %d connections each declaring 4 MiB", before>>20, during>>20, len(conns))
+	if during-before > 64<<20 {
+		t.Fatalf("RSS grew by %d MiB", (during-before)>>20)
 	}
 }
 
