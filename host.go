@@ -201,9 +201,10 @@ type MCPConfig struct {
 	Ledger           sealed.Ledger
 	// Server carries the mount's own options (ServerInfo, AllowedOrigins,
 	// AllowAnonymous, Tasks, timeouts, optional prompts/resources/native
-	// tools …). Store, Subjects, Policy, Auditor, Sealer and MaxRounds are
-	// filled in by New and must be left zero.
-	Server mcp.Config
+	// tools …); its dependencies come from Config. The rounds ceiling is
+	// the advertised Facet.MRTR.MaxRounds: Server.MaxRounds may be left
+	// zero and, when set, must equal it.
+	Server mcp.Options
 }
 
 // Host is the composed library: the advertisement, the audit trail and the
@@ -335,9 +336,6 @@ func New(cfg Config) (*Host, error) {
 		if len(c.SealKey) < sealed.MinKeyLen {
 			bad("MCP.SealKey", "%d bytes given, at least %d needed to seal requestState", len(c.SealKey), sealed.MinKeyLen)
 		}
-		if c.Server.Store != nil || c.Server.Subjects != nil || c.Server.Policy != nil || c.Server.Auditor != nil || c.Server.Sealer != nil || c.Server.MaxRounds != 0 {
-			bad("MCP.Server", "Store, Subjects, Policy, Auditor, Sealer and MaxRounds are filled in by New; leave them zero")
-		}
 		f := c.Facet
 		f.ServerURLs = []string{origin + h.mcpPath}
 		f.ServerMount = &facets.ServerMount{Transports: []string{facets.TransportStreamableHTTP}}
@@ -353,17 +351,19 @@ func New(cfg Config) (*Host, error) {
 		if f.MRTR == nil {
 			f.MRTR = &facets.MRTR{MaxRounds: mcp.DefaultMaxRounds}
 		}
-		decl.MCP = &f
-		served.MCP = facets.ServedMCP{
-			Revisions:      []string{mcp.Revision},
-			Mount:          true,
-			Transports:     []string{facets.TransportStreamableHTTP},
-			Discover:       true,
-			MRTR:           true,
-			CacheableLists: true,
+		if c.Server.MaxRounds != 0 && c.Server.MaxRounds != f.MRTR.MaxRounds {
+			bad("MCP.Server.MaxRounds", "%d disagrees with the advertised mcp.mrtr.maxRounds %d (MCP.Facet.MRTR)", c.Server.MaxRounds, f.MRTR.MaxRounds)
 		}
-		if c.Server.Tasks {
-			served.MCP.Extensions = []string{mcp.TasksExtension}
+		decl.MCP = &f
+		ms := c.Server.Served()
+		served.MCP = facets.ServedMCP{
+			Revisions:      ms.Revisions,
+			Mount:          true,
+			Transports:     ms.Transports,
+			Discover:       ms.Discover,
+			MRTR:           ms.MRTR,
+			CacheableLists: ms.CacheableLists,
+			Extensions:     ms.Extensions,
 		}
 	}
 	if len(problems) > 0 {
@@ -447,7 +447,6 @@ func New(cfg Config) (*Host, error) {
 			return nil, fmt.Errorf("wopinterop: mcp requestState sealer: %w", err)
 		}
 		mc := c.Server
-		mc.Store, mc.Subjects, mc.Policy, mc.Auditor, mc.Sealer = cfg.Store, cfg.Subjects, policy, h.auditor, sealer
 		mc.MaxRounds = f.MRTR.MaxRounds
 		if mc.Logger == nil {
 			mc.Logger = cfg.Logger
@@ -455,7 +454,8 @@ func New(cfg Config) (*Host, error) {
 		if mc.Now == nil {
 			mc.Now = cfg.Now
 		}
-		if h.mcp, err = mcp.New(mc); err != nil {
+		deps := mcp.Deps{Store: cfg.Store, Subjects: cfg.Subjects, Policy: policy, Auditor: h.auditor, Sealer: sealer}
+		if h.mcp, err = mcp.New(deps, mc); err != nil {
 			return nil, fmt.Errorf("wopinterop: %w", err)
 		}
 	}

@@ -23,7 +23,7 @@ func mcpConfig(store_ wopinterop.Config) wopinterop.Config {
 	store_.MCP = &wopinterop.MCPConfig{
 		Facet:   facets.MCP{RefreshedAt: refreshed},
 		SealKey: []byte(secret),
-		Server:  mcp.Config{ServerInfo: mcp.Implementation{Name: "test-host", Version: "9.9.9"}, Tasks: true},
+		Server:  mcp.Options{ServerInfo: mcp.Implementation{Name: "test-host", Version: "9.9.9"}, Tasks: true},
 	}
 	store_.Now = func() time.Time { return today }
 	return store_
@@ -116,6 +116,10 @@ func TestMCPConfigRefusals(t *testing.T) {
 		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = wopinterop.DefaultA2APath }},
 		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = "/mcp/{x}" }},
 		{"MCP.Server", func(c *wopinterop.MCPConfig) { c.Server.MaxRounds = 3 }},
+		{"MCP.Server.MaxRounds", func(c *wopinterop.MCPConfig) {
+			c.Facet.MRTR = &facets.MRTR{MaxRounds: 4}
+			c.Server.MaxRounds = 5
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.field, func(t *testing.T) {
@@ -133,6 +137,20 @@ func TestMCPConfigRefusals(t *testing.T) {
 	cfg.MCP.Facet.RefreshedAt = "2025-01-01"
 	if _, err := wopinterop.New(cfg); !errors.Is(err, facets.ErrInvalidFacet) || !strings.Contains(err.Error(), "mcp.refreshedAt") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMCPMaxRoundsFromFacet: the mount enforces the advertised
+// mrtr.maxRounds; Server.MaxRounds may repeat it.
+func TestMCPMaxRoundsFromFacet(t *testing.T) {
+	for _, server := range []int{0, 4} {
+		cfg := mcpConfig(validConfig(newStore(t)))
+		cfg.MCP.Facet.MRTR = &facets.MRTR{MaxRounds: 4}
+		cfg.MCP.Server.MaxRounds = server
+		h := newHost(t, cfg)
+		if !strings.Contains(string(h.Records()["mcp"]), `"maxRounds":4`) {
+			t.Errorf("Server.MaxRounds %d: record %s", server, h.Records()["mcp"])
+		}
 	}
 }
 

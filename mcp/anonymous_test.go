@@ -20,7 +20,7 @@ import (
 // request id, while the caller can, beside the call on its own HTTP/2
 // connection.
 func TestAnonymousCallersCannotCancelEachOther(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.AllowAnonymous = true })
+	e := newEnv(t, func(c *testConfig) { c.AllowAnonymous = true })
 	ts := e.serveWith(true, 0, 0)
 	caller := ts.Client()
 	other := &http.Client{Transport: caller.Transport.(*http.Transport).Clone()} // its own connection
@@ -92,7 +92,7 @@ func (cs *callerStore) ListWorkflows(ctx context.Context, _ interop.Subject) ([]
 // served from one another's cache entry: each is read from the store.
 func TestAnonymousToolListsNotShared(t *testing.T) {
 	cs := &callerStore{}
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *testConfig) {
 		c.AllowAnonymous = true
 		cs.Store = c.Store.(*memstore.Store)
 		c.Store = cs

@@ -55,11 +55,10 @@ func benchOurs(b *testing.B) http.Handler {
 	}
 	policy, _ := negotiate.NewPolicy(negotiate.Config{Protocol: negotiate.MCP, Offered: []string{Revision}, Preferred: Revision, Floor: Revision})
 	sealer, _ := sealed.NewSealer(sealed.Config{Key: bytes.Repeat([]byte("k"), 32)})
-	srv, err := New(Config{
+	srv, err := New(Deps{
 		Store: store, Subjects: testSubjects, Policy: policy, Sealer: sealer,
-		Auditor:    negotiate.NewAuditor(discardSink{}, negotiate.AuditorOptions{Synchronous: true}),
-		ServerInfo: Implementation{Name: "bench", Version: "1"},
-	})
+		Auditor: negotiate.NewAuditor(discardSink{}, negotiate.AuditorOptions{Synchronous: true}),
+	}, Options{ServerInfo: Implementation{Name: "bench", Version: "1"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,13 +139,15 @@ func benchExtensions(b *testing.B) http.Handler {
 	b.Cleanup(func() { store.Close() })
 	policy, _ := negotiate.NewPolicy(negotiate.Config{Protocol: negotiate.MCP, Offered: []string{Revision}, Preferred: Revision, Floor: Revision})
 	sealer, _ := sealed.NewSealer(sealed.Config{Key: bytes.Repeat([]byte("k"), 32)})
-	cfg := Config{
-		Store: store, Subjects: testSubjects, Policy: policy, Sealer: sealer,
-		Auditor:    negotiate.NewAuditor(discardSink{}, negotiate.AuditorOptions{Synchronous: true}),
-		ServerInfo: Implementation{Name: "bench", Version: "1"},
+	cfg := testConfig{
+		Deps: Deps{
+			Store: store, Subjects: testSubjects, Policy: policy, Sealer: sealer,
+			Auditor: negotiate.NewAuditor(discardSink{}, negotiate.AuditorOptions{Synchronous: true}),
+		},
+		Options: Options{ServerInfo: Implementation{Name: "bench", Version: "1"}},
 	}
 	withHost(newTestHost())(&cfg)
-	srv, err := New(cfg)
+	srv, err := New(cfg.Deps, cfg.Options)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestDeclaredBodyLengthReservesNoMemory(t *testing.T) {
 // connection closed; no run is created.
 func TestSlowBodyTimesOut(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	e := newEnv(t, func(c *Config) { c.BodyTimeout = timeout })
+	e := newEnv(t, func(c *testConfig) { c.BodyTimeout = timeout })
 	ts := e.serve()
 	c, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {

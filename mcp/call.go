@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 )
 
@@ -27,7 +27,7 @@ type callParams struct {
 	roundParams
 }
 
-func parseCallParams(p map[string]json.RawMessage) (callParams, *rpcError) {
+func parseCallParams(p map[string]json.RawMessage) (callParams, *Error) {
 	var cp callParams
 	if json.Unmarshal(p["name"], &cp.name) != nil {
 		return cp, errInvalidParams("Invalid params: name must be a string")
@@ -54,33 +54,10 @@ type invocation struct {
 	// it and the tool does not forbid tasks, so a run that is not terminal
 	// at answer time is answered with CreateTaskResult (OpenWOP RFC 0198 §B).
 	asTask bool
-	// sse, when set, is the event stream a native tool's progress opened:
-	// the answer goes there instead of a JSON body.
-	sse *stream
-}
-
-// answer sends the invocation's result; see Server.writeResult.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, inv *invocation, result []byte) bool {
-	if inv.sse != nil {
-		return inv.sse.sendRaw(s.appendResponse(nil, inv.c.msg.id, result))
-	}
-	return s.writeResult(w, r, inv.c.msg.id, result)
-}
-
-// answerError sends the invocation's error; see Server.writeError.
-func (s *Server) answerError(w http.ResponseWriter, r *http.Request, inv *invocation, err error) bool {
-	if inv.sse != nil {
-		e, ok := errAs(err)
-		if !ok {
-			s.log.ErrorContext(r.Context(), "mcp: request failed", "error", err)
-		}
-		return inv.sse.sendRaw(appendError(nil, inv.c.msg.id, e))
-	}
-	return s.writeError(w, r, inv.c.msg.id, err)
 }
 
 // digest is the request digest requestState is bound to.
-func (inv *invocation) digest() ([32]byte, *rpcError) {
+func (inv *invocation) digest() ([32]byte, *Error) {
 	d, err := sealed.RequestDigest(inv.params.name, inv.params.args)
 	if err != nil {
 		return d, errInvalidParams("Invalid params: arguments must not repeat a member name")
@@ -92,43 +69,35 @@ func (inv *invocation) digest() ([32]byte, *rpcError) {
 // arguments are checked against the tool's input schema before any run
 // exists; then a new run is created (each call is its own invocation, so
 // there is no idempotency key) and awaited.
-func (s *Server) toolsCall(w http.ResponseWriter, r *http.Request, c *call) {
-	ctx := r.Context()
+func (s *Server) toolsCall(ctx context.Context, c *call) (answer, error) {
 	p, perr := parseCallParams(c.msg.params)
 	if perr != nil {
-		s.writeError(w, r, c.msg.id, perr)
-		return
+		return answer{}, perr
 	}
 	t, err := s.lookupTool(ctx, c.subject, p.name)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
 	if e := validateArguments(t.schema, p.args); e != nil {
-		s.writeError(w, r, c.msg.id, e)
-		return
+		return answer{}, e
 	}
 	inv := &invocation{c: c, tool: t, params: p}
-	inv.asTask = s.cfg.Tasks && c.caps.Tasks && t.support != interop.TaskForbidden
+	inv.asTask = s.opts.Tasks && c.caps.Tasks && t.support != interop.TaskForbidden
 	if t.support == interop.TaskRequired && !inv.asTask {
-		s.writeError(w, r, c.msg.id, missingCapability(requiredTasks))
-		return
+		return answer{}, missingCapability(requiredTasks)
 	}
 	if t.native != nil {
-		s.nativeCall(w, r, inv)
-		return
+		return s.nativeCall(ctx, inv)
 	}
 	if p.hasState {
-		s.retry(w, r, inv)
-		return
+		return s.retry(ctx, inv)
 	}
 	if p.hasResponses {
 		// Every input_required answer of this mount carries a requestState;
 		// answers without one cannot be tied to a run.
-		s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: inputResponses need the requestState they answer"))
-		return
+		return answer{}, errInvalidParams("Invalid params: inputResponses need the requestState they answer")
 	}
-	run, _, err := s.cfg.Store.CreateRun(context.WithoutCancel(ctx), c.subject, interop.CreateRunRequest{
+	run, _, err := s.deps.Store.CreateRun(context.WithoutCancel(ctx), c.subject, interop.CreateRunRequest{
 		WorkflowID:    t.wf.ID,
 		Inputs:        p.args,
 		Transport:     interop.TransportMCP,
@@ -136,10 +105,10 @@ func (s *Server) toolsCall(w http.ResponseWriter, r *http.Request, c *call) {
 		TrustBoundary: interop.TrustUntrusted,
 	})
 	if err != nil {
-		s.writeError(w, r, c.msg.id, createRunError(err))
-		return
+		return answer{}, createRunError(err)
 	}
-	s.respond(w, r, inv, s.own(r, c, run.ID), run, 0)
+	s.own(c, run.ID)
+	return s.respond(ctx, inv, run, 0)
 }
 
 // createRunError maps a CreateRun refusal.
@@ -159,34 +128,38 @@ func createRunError(err error) error {
 	return err
 }
 
-// respond waits for the owned run and sends the answer its state calls
-// for. round is the number of input_required answers this invocation
-// already got.
-func (s *Server) respond(w http.ResponseWriter, r *http.Request, inv *invocation, f *flight, run interop.Run, round int) {
-	limit := s.cfg.BlockTimeout
+// respond waits for the run the request owns and answers what its state
+// calls for. round is the number of input_required answers this
+// invocation already got. A CreateTaskResult handed to a client that
+// cannot answer every input request the run may make later has the run
+// guarded once the answer is out (see guardInput).
+func (s *Server) respond(ctx context.Context, inv *invocation, run interop.Run, round int) (answer, error) {
+	limit := s.opts.BlockTimeout
 	if inv.asTask {
-		limit = s.cfg.TaskWait
+		limit = s.opts.TaskWait
 	}
-	run, err := s.settle(r.Context(), inv.c.subject, run, limit)
-	if r.Context().Err() != nil {
+	run, err := s.settle(ctx, inv.c.subject, run, limit)
+	if ctx.Err() != nil {
 		// The client is gone: the disconnect watch cancels the run.
-		f.abandon()
-		return
-	}
-	var result []byte
-	if err == nil {
-		result, err = s.outcome(r.Context(), inv, f, run, round)
+		return answer{}, errNoAnswer
 	}
 	if err != nil {
-		f.deliver(func() bool { return s.answerError(w, r, inv, err) })
-		return
+		return answer{}, err
 	}
-	handedOver := f.deliver(func() bool { return s.answer(w, r, inv, result) })
-	if handedOver && inv.asTask && !run.Status.Terminal() && !inv.c.caps.ElicitationForm {
-		// A CreateTaskResult went to a client that cannot answer every
-		// input request the run may make later (see guardInput).
-		s.guardInput(inv.c.subject, run, inv.c.caps)
+	body, err := s.outcome(ctx, inv, run, round)
+	if err != nil {
+		return answer{}, err
 	}
+	if inv.asTask && !run.Status.Terminal() && !inv.c.caps.ElicitationForm {
+		inv.c.owner.handedOver = s.guardAfter(inv.c.subject, run, inv.c.caps)
+	}
+	return answer{body: body}, nil
+}
+
+// guardAfter is guardInput for run, to start once its task was handed
+// over. A function of its own, so that only this path copies the run.
+func (s *Server) guardAfter(sub interop.Subject, run interop.Run, caps ClientCapabilities) func() {
+	return func() { s.guardInput(sub, run, caps) }
 }
 
 // settled reports whether a blocking call can answer: the run finished or
@@ -210,7 +183,7 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 	defer context.AfterFunc(s.drain, cancel)()
 	for !settled(run.Status) {
 		reached := false
-		events, err := s.cfg.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
+		events, err := s.deps.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
 		switch {
 		case err == nil:
 			for ev, err := range events {
@@ -225,7 +198,7 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 		case wctx.Err() == nil:
 			return run, err
 		}
-		latest, err := s.cfg.Store.GetRun(context.WithoutCancel(ctx), sub, run.ID)
+		latest, err := s.deps.Store.GetRun(context.WithoutCancel(ctx), sub, run.ID)
 		if err != nil {
 			return run, err
 		}
@@ -243,7 +216,8 @@ func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Ru
 // answer its client cannot give — and cancelled, since the refusal hands
 // it to nobody (MCP 2026-07-28 §Missing Required Capabilities; OpenWOP
 // interop §MCP tasks and cancellation).
-func (s *Server) outcome(ctx context.Context, inv *invocation, f *flight, run interop.Run, round int) ([]byte, error) {
+func (s *Server) outcome(ctx context.Context, inv *invocation, run interop.Run, round int) ([]byte, error) {
+	f := inv.c.owner
 	suspended := run.Status == interop.StatusWaitingApproval || run.Status == interop.StatusWaitingInput
 	var p projection
 	if suspended {
@@ -301,7 +275,7 @@ type callToolResultJSON struct {
 
 // toolError is a CallToolResult with isError true and one safe text.
 func toolError(text string) ([]byte, error) {
-	return marshal(callToolResultJSON{ResultType: "complete", Content: []content{{Type: "text", Text: text}}, IsError: true})
+	return mount.Marshal(callToolResultJSON{ResultType: "complete", Content: []content{{Type: "text", Text: text}}, IsError: true})
 }
 
 // faultText is the isError text of a run that failed in the host
@@ -349,7 +323,7 @@ func (s *Server) callToolResult(run *interop.Run) ([]byte, error) {
 			res.Content = append(res.Content, artifactContent(run.ID, a, i, p))
 		}
 	}
-	return marshal(res)
+	return mount.Marshal(res)
 }
 
 func trimJSON(b json.RawMessage) json.RawMessage {

@@ -181,7 +181,7 @@ func TestNotificationsCancelled(t *testing.T) {
 // with a task when the request declared the extension, and otherwise
 // stops its run with an isError result.
 func TestBlockTimeout(t *testing.T) {
-	e := newEnv(t, withTasks, func(c *Config) { c.BlockTimeout = 30 * time.Millisecond; c.TaskWait = 30 * time.Millisecond })
+	e := newEnv(t, withTasks, func(c *testConfig) { c.BlockTimeout = 30 * time.Millisecond; c.TaskWait = 30 * time.Millisecond })
 	text, isError := toolResult(t, result(t, e.do(rpc{method: "tools/call", params: map[string]any{"name": "waits"}})))
 	if !isError || !strings.Contains(text, "time limit") {
 		t.Fatalf("result %q isError=%v", text, isError)
@@ -200,7 +200,7 @@ func TestBlockTimeout(t *testing.T) {
 // in input_required (never an InputRequiredResult), a finished one may be
 // a plain result, and a tool that forbids tasks never becomes one.
 func TestTaskAnswers(t *testing.T) {
-	e := newEnv(t, withTasks, func(c *Config) { c.TaskWait = 5 * time.Second })
+	e := newEnv(t, withTasks, func(c *testConfig) { c.TaskWait = 5 * time.Second })
 	tasksCaps := `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	res := result(t, e.do(rpc{method: "tools/call", caps: tasksCaps, params: map[string]any{"name": "conformance-approval"}}))
 	if res["resultType"] != "task" || res["status"] != "input_required" || res["requestState"] != nil || res["inputRequests"] != nil {

@@ -69,7 +69,7 @@ func TestTaskCallMissingCapability(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, withTasks, func(c *Config) { c.TaskWait = 5 * time.Second })
+			e := newEnv(t, withTasks, func(c *testConfig) { c.TaskWait = 5 * time.Second })
 			wantBody(t, e.do(rpc{method: "tools/call", caps: tc.caps, params: map[string]any{"name": tc.tool}}), http.StatusBadRequest, tc.body)
 			run := e.onlyRun(alice)
 			if got := e.waitStatus(alice, run.ID, interop.StatusCancelled); got.CancelReason != tc.reason {
@@ -79,7 +79,7 @@ func TestTaskCallMissingCapability(t *testing.T) {
 	}
 	// The same call declaring form elicitation is an input_required task
 	// whose run keeps waiting for the answer.
-	e := newEnv(t, withTasks, func(c *Config) { c.TaskWait = 5 * time.Second })
+	e := newEnv(t, withTasks, func(c *testConfig) { c.TaskWait = 5 * time.Second })
 	res := result(t, e.do(rpc{method: "tools/call", caps: tasksCaps, params: map[string]any{"name": "conformance-approval"}}))
 	if res["resultType"] != "task" || res["status"] != "input_required" {
 		t.Fatalf("want an input_required task, got %v", res)

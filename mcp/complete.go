@@ -3,8 +3,10 @@ package mcp
 // completion/complete over Config.Completions.
 
 import (
+	"context"
 	"encoding/json"
-	"net/http"
+
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // maxCompletionValues is the most values one completion result carries.
@@ -13,16 +15,11 @@ const maxCompletionValues = 100
 var errUnknownReference = errInvalidParams("Invalid params: unknown completion reference")
 
 // complete answers completion/complete.
-func (s *Server) complete(w http.ResponseWriter, r *http.Request, c *call) {
-	body, err := s.completion(r, c)
-	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
-	}
-	s.writeResult(w, r, c.msg.id, body)
+func (s *Server) complete(ctx context.Context, c *call) (answer, error) {
+	return bodyAnswer(s.completion(ctx, c))
 }
 
-func (s *Server) completion(r *http.Request, c *call) ([]byte, error) {
+func (s *Server) completion(ctx context.Context, c *call) ([]byte, error) {
 	var ref struct {
 		Type string  `json:"type"`
 		Name *string `json:"name"`
@@ -57,7 +54,7 @@ func (s *Server) completion(r *http.Request, c *call) ([]byte, error) {
 		}
 		req.Context = ctxArgs.Arguments
 	}
-	res, err := s.cfg.Completions.Complete(r.Context(), c.subject, req)
+	res, err := s.opts.Completions.Complete(ctx, c.subject, req)
 	if err != nil {
 		return nil, hostError(err, errUnknownReference)
 	}
@@ -74,7 +71,7 @@ func (s *Server) completion(r *http.Request, c *call) ([]byte, error) {
 		Total   int      `json:"total,omitempty"`
 		HasMore bool     `json:"hasMore,omitempty"`
 	}
-	return marshal(struct {
+	return mount.Marshal(struct {
 		ResultType string     `json:"resultType"`
 		Completion completion `json:"completion"`
 	}{"complete", completion{values, max(res.Total, 0), hasMore}})

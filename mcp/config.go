@@ -13,6 +13,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -33,9 +34,10 @@ type Implementation struct {
 	Version string `json:"version"`
 }
 
-// Config configures a [Server]. Store, Subjects, Policy, Auditor, Sealer
-// and ServerInfo are required; every other field has a documented default.
-type Config struct {
+// Deps are the collaborators a mount cannot run without; [New] refuses a
+// missing one. A host that mounts MCP through the root package has them
+// filled in from its own configuration.
+type Deps struct {
 	Store    interop.RunStore
 	Subjects interop.SubjectResolver
 	// Policy is the MCP version policy (negotiate.MCP). Its offered
@@ -45,12 +47,18 @@ type Config struct {
 	// Auditor receives one negotiation.decided record per request that
 	// reaches version selection, as a host event of the caller's tenant.
 	Auditor *negotiate.Auditor
-	// Map is the interop map; nil means mapping.Builtin().
-	Map *mapping.Map
 	// Sealer seals and opens MRTR requestState values (OpenWOP interop map, mcp.mrtr).
 	Sealer *sealed.Sealer
+}
 
+// Options are the mount's own settings. ServerInfo is required; every
+// other field has a documented default, which its zero value selects.
+type Options struct {
+	// ServerInfo is the serverInfo every result's _meta carries; Name and
+	// Version are required.
 	ServerInfo Implementation
+	// Map is the interop map; nil means mapping.Builtin().
+	Map *mapping.Map
 
 	// AllowedOrigins are the browser origins ("https://app.example") that
 	// may call the mount. A request carrying any other Origin header is
@@ -157,7 +165,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Defaults of [Config].
+// Defaults of [Options].
 const (
 	DefaultMaxRounds          = 8
 	DefaultListTTL            = time.Minute
@@ -173,7 +181,8 @@ const (
 // http.Server.RegisterOnShutdown), so every open request answers at once,
 // then [Server.Close] once the HTTP server has drained.
 type Server struct {
-	cfg     Config
+	deps    Deps
+	opts    Options
 	m       *mapping.Map
 	log     *slog.Logger
 	now     func() time.Time
@@ -200,120 +209,149 @@ type Server struct {
 	startDrain context.CancelFunc
 }
 
-// New validates cfg and returns a server. Every problem is reported at once.
-func New(cfg Config) (*Server, error) {
-	var problems []error
-	if cfg.Store == nil {
-		problems = append(problems, errors.New("Store is required"))
-	}
-	if cfg.Subjects == nil {
-		problems = append(problems, errors.New("Subjects is required"))
-	}
-	if cfg.Policy == nil || cfg.Policy.Protocol() != negotiate.MCP {
-		problems = append(problems, errors.New("Policy must be an MCP negotiate.Policy"))
-	} else {
-		for _, v := range cfg.Policy.Offered() {
-			if v != Revision {
-				problems = append(problems, fmt.Errorf("Policy offers revision %q; this mount serves only %s", v, Revision))
-			}
-		}
-	}
-	if cfg.Auditor == nil {
-		problems = append(problems, errors.New("Auditor is required"))
-	}
-	if cfg.Sealer == nil {
-		problems = append(problems, errors.New("Sealer is required"))
-	}
-	if cfg.ServerInfo.Name == "" || cfg.ServerInfo.Version == "" {
-		problems = append(problems, errors.New("ServerInfo needs Name and Version"))
-	}
-	if cfg.MaxRounds != 0 && (cfg.MaxRounds < 1 || cfg.MaxRounds > 16) {
-		problems = append(problems, fmt.Errorf("MaxRounds %d is outside 1–16", cfg.MaxRounds))
-	}
-	for name, d := range map[string]time.Duration{"BlockTimeout": cfg.BlockTimeout, "TaskWait": cfg.TaskWait, "TaskTTL": cfg.TaskTTL, "PollInterval": cfg.PollInterval, "BodyTimeout": cfg.BodyTimeout, "StreamWriteTimeout": cfg.StreamWriteTimeout} {
-		if d < 0 {
-			problems = append(problems, fmt.Errorf("%s must not be negative", name))
-		}
-	}
-	if cfg.MaxBodyBytes < 0 {
-		problems = append(problems, errors.New("MaxBodyBytes must not be negative"))
-	}
-	origins := map[string]bool{}
-	anyOrig := false
-	for _, o := range cfg.AllowedOrigins {
-		if o == "*" {
-			anyOrig = true
-			continue
-		}
-		if o == "" {
-			problems = append(problems, errors.New("AllowedOrigins has an empty entry"))
-			continue
-		}
-		origins[o] = true
-	}
-	schemes := map[string]bool{}
-	for _, sc := range cfg.ResourceSchemes {
-		if !validScheme(sc) {
-			problems = append(problems, fmt.Errorf("ResourceSchemes has an invalid scheme %q", sc))
-			continue
-		}
-		schemes[strings.ToLower(sc)] = true
-	}
-	if cfg.Resources != nil && len(schemes) == 0 {
-		problems = append(problems, errors.New("Resources needs ResourceSchemes, the schemes resources/read may serve"))
-	}
-	m := cfg.Map
+// New validates deps and opts and returns a server. Every problem is
+// reported at once.
+func New(deps Deps, opts Options) (*Server, error) {
+	problems := deps.check()
+	problems = append(problems, opts.check()...)
+	m := opts.Map
 	if m == nil {
 		m = mapping.Builtin()
 	}
-	if cfg.Tasks && !m.HasMCPTasks() {
+	if opts.Tasks && !m.HasMCPTasks() {
 		problems = append(problems, errors.New("Tasks needs an interop map with the mcp.tasks rows"))
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("mcp: invalid config: %w", errors.Join(problems...))
 	}
-	if cfg.MaxRounds == 0 {
-		cfg.MaxRounds = DefaultMaxRounds
-	}
-	if cfg.ListTTL == 0 {
-		cfg.ListTTL = DefaultListTTL
-	}
-	if cfg.BlockTimeout == 0 {
-		cfg.BlockTimeout = DefaultBlockTimeout
-	}
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.BodyTimeout == 0 {
-		cfg.BodyTimeout = DefaultBodyTimeout
-	}
-	if cfg.StreamWriteTimeout == 0 {
-		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
-	}
-	if cfg.WWWAuthenticate == "" {
-		cfg.WWWAuthenticate = "Bearer"
-	}
-	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
+	opts.setDefaults()
 	life, stop := context.WithCancel(context.Background())
 	s := &Server{
-		cfg: cfg, m: m, log: log, now: now,
-		origins: origins, anyOrig: anyOrig, schemes: schemes,
+		deps: deps, opts: opts, m: m, log: opts.Logger, now: opts.Now,
 		schemas:  newSchemaCache(),
 		inflight: newInflightCalls(),
 		life:     life, stop: stop,
 	}
+	s.origins, s.anyOrig = originSet(opts.AllowedOrigins)
+	s.schemes = schemeSet(opts.ResourceSchemes)
 	s.drain, s.startDrain = context.WithCancel(context.Background())
-	s.serverInfo, _ = marshal(cfg.ServerInfo) // two strings: cannot fail
+	s.serverInfo, _ = mount.Marshal(opts.ServerInfo) // two strings: cannot fail
 	s.tools = newToolCache(s)
 	return s, nil
+}
+
+// check reports every missing or unusable dependency.
+func (d *Deps) check() []error {
+	var problems []error
+	if d.Store == nil {
+		problems = append(problems, errors.New("Store is required"))
+	}
+	if d.Subjects == nil {
+		problems = append(problems, errors.New("Subjects is required"))
+	}
+	if d.Policy == nil || d.Policy.Protocol() != negotiate.MCP {
+		problems = append(problems, errors.New("Policy must be an MCP negotiate.Policy"))
+	} else {
+		for _, v := range d.Policy.Offered() {
+			if v != Revision {
+				problems = append(problems, fmt.Errorf("Policy offers revision %q; this mount serves only %s", v, Revision))
+			}
+		}
+	}
+	if d.Auditor == nil {
+		problems = append(problems, errors.New("Auditor is required"))
+	}
+	if d.Sealer == nil {
+		problems = append(problems, errors.New("Sealer is required"))
+	}
+	return problems
+}
+
+// check reports every option outside its range.
+func (o *Options) check() []error {
+	var problems []error
+	if o.ServerInfo.Name == "" || o.ServerInfo.Version == "" {
+		problems = append(problems, errors.New("ServerInfo needs Name and Version"))
+	}
+	if o.MaxRounds != 0 && (o.MaxRounds < 1 || o.MaxRounds > 16) {
+		problems = append(problems, fmt.Errorf("MaxRounds %d is outside 1–16", o.MaxRounds))
+	}
+	for name, d := range map[string]time.Duration{"BlockTimeout": o.BlockTimeout, "TaskWait": o.TaskWait, "TaskTTL": o.TaskTTL, "PollInterval": o.PollInterval, "BodyTimeout": o.BodyTimeout, "StreamWriteTimeout": o.StreamWriteTimeout} {
+		if d < 0 {
+			problems = append(problems, fmt.Errorf("%s must not be negative", name))
+		}
+	}
+	if o.MaxBodyBytes < 0 {
+		problems = append(problems, errors.New("MaxBodyBytes must not be negative"))
+	}
+	if slices.Contains(o.AllowedOrigins, "") {
+		problems = append(problems, errors.New("AllowedOrigins has an empty entry"))
+	}
+	for _, sc := range o.ResourceSchemes {
+		if !validScheme(sc) {
+			problems = append(problems, fmt.Errorf("ResourceSchemes has an invalid scheme %q", sc))
+		}
+	}
+	if o.Resources != nil && len(schemeSet(o.ResourceSchemes)) == 0 {
+		problems = append(problems, errors.New("Resources needs ResourceSchemes, the schemes resources/read may serve"))
+	}
+	return problems
+}
+
+// setDefaults gives every zero option its default.
+func (o *Options) setDefaults() {
+	if o.MaxRounds == 0 {
+		o.MaxRounds = DefaultMaxRounds
+	}
+	if o.ListTTL == 0 {
+		o.ListTTL = DefaultListTTL
+	}
+	if o.BlockTimeout == 0 {
+		o.BlockTimeout = DefaultBlockTimeout
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.BodyTimeout == 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.StreamWriteTimeout == 0 {
+		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	if o.WWWAuthenticate == "" {
+		o.WWWAuthenticate = "Bearer"
+	}
+	o.AllowedOrigins = slices.Clone(o.AllowedOrigins)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// originSet is the allowlist as a set, and whether it allows every origin.
+func originSet(origins []string) (set map[string]bool, all bool) {
+	set = map[string]bool{}
+	for _, o := range origins {
+		if o == "*" {
+			all = true
+			continue
+		}
+		set[o] = true
+	}
+	return set, all
+}
+
+// schemeSet is the lowercased set of the valid schemes.
+func schemeSet(schemes []string) map[string]bool {
+	set := map[string]bool{}
+	for _, sc := range schemes {
+		if validScheme(sc) {
+			set[strings.ToLower(sc)] = true
+		}
+	}
+	return set
 }
 
 // Handler returns the mount's http.Handler. It serves POST on whatever path
@@ -379,8 +417,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 }
 
-// Served is what the mount really serves, for the host's MCP facet
-// (facets.ServedMCP): the root package copies it field by field.
+// Served is what a mount really serves, for the host's MCP facet
+// (facets.ServedMCP): a host declares its mcp discovery record from it
+// rather than restating it.
 type Served struct {
 	// Revisions are the revisions the mount speaks.
 	Revisions []string
@@ -395,21 +434,25 @@ type Served struct {
 	Transports []string
 }
 
-// Served reports what this server serves.
-func (s *Server) Served() Served {
+// Served reports what a mount built with these options serves; a host may
+// declare its facet from it before building the mount.
+func (o *Options) Served() Served {
 	return Served{
 		Revisions:      []string{Revision},
 		Discover:       true,
 		MRTR:           true,
 		CacheableLists: true,
-		Extensions:     s.extensions(),
+		Extensions:     extensions(o.Tasks),
 		Transports:     []string{"streamable-http"},
 	}
 }
 
+// Served reports what this server serves.
+func (s *Server) Served() Served { return s.opts.Served() }
+
 // extensions lists the extension ids served, in a fixed order.
-func (s *Server) extensions() []string {
-	if s.cfg.Tasks {
+func extensions(tasks bool) []string {
+	if tasks {
 		return []string{TasksExtension}
 	}
 	return []string{}
@@ -417,8 +460,8 @@ func (s *Server) extensions() []string {
 
 // listTTLMs is the ttlMs of cacheable results.
 func (s *Server) listTTLMs() int64 {
-	if s.cfg.ListTTL < 0 {
+	if s.opts.ListTTL < 0 {
 		return 0
 	}
-	return s.cfg.ListTTL.Milliseconds()
+	return s.opts.ListTTL.Milliseconds()
 }

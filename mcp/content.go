@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // Content types of a [Content] block.
@@ -71,7 +73,7 @@ var errContent = errors.New("mcp: invalid content block")
 func (c Content) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case ContentText:
-		return marshal(struct {
+		return mount.Marshal(struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}{c.Type, c.Text})
@@ -79,7 +81,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		if c.MIMEType == "" {
 			return nil, fmt.Errorf("%w: %s block without a MIME type", errContent, c.Type)
 		}
-		return marshal(struct {
+		return mount.Marshal(struct {
 			Type     string `json:"type"`
 			Data     string `json:"data"`
 			MIMEType string `json:"mimeType"`
@@ -88,7 +90,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 		if c.Resource == nil {
 			return nil, fmt.Errorf("%w: resource block without a resource", errContent)
 		}
-		return marshal(struct {
+		return mount.Marshal(struct {
 			Type     string            `json:"type"`
 			Resource *ResourceContents `json:"resource"`
 		}{c.Type, c.Resource})
@@ -100,7 +102,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 			Type string `json:"type"`
 			Resource
 		}
-		return marshal(link{c.Type, *c.Link})
+		return mount.Marshal(link{c.Type, *c.Link})
 	}
 	return nil, fmt.Errorf("%w: unknown type %q", errContent, c.Type)
 }
@@ -133,13 +135,13 @@ func (rc ResourceContents) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("%w: resource contents without a URI", errContent)
 	}
 	if rc.Blob != nil {
-		return marshal(struct {
+		return mount.Marshal(struct {
 			URI      string `json:"uri"`
 			MIMEType string `json:"mimeType,omitempty"`
 			Blob     string `json:"blob"`
 		}{rc.URI, rc.MIMEType, base64.StdEncoding.EncodeToString(rc.Blob)})
 	}
-	return marshal(struct {
+	return mount.Marshal(struct {
 		URI      string `json:"uri"`
 		MIMEType string `json:"mimeType,omitempty"`
 		Text     string `json:"text"`
@@ -203,7 +205,7 @@ func (m PromptMessage) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("%w: message role %q", errContent, m.Role)
 	}
 	type plain PromptMessage
-	return marshal(plain(m))
+	return mount.Marshal(plain(m))
 }
 
 // rawObject returns b, or {} when b is empty.

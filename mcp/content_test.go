@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // TestContentEncoding pins the wire form of every content block and
@@ -26,7 +28,7 @@ func TestContentEncoding(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, v := range values {
-		out, err := marshal(v)
+		out, err := mount.Marshal(v)
 		if err != nil {
 			t.Fatalf("%#v: %v", v, err)
 		}
@@ -44,7 +46,7 @@ func TestContentEncoding(t *testing.T) {
 		"contents without URI":  TextResource("", "text/plain", "x"),
 		"system role":           PromptMessage{Role: "system", Content: TextContent("x")},
 	} {
-		if _, err := marshal(v); !errors.Is(err, errContent) {
+		if _, err := mount.Marshal(v); !errors.Is(err, errContent) {
 			t.Errorf("%s: err %v, want errContent", name, err)
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
-// answer is one HTTP response read to its end.
-type answer struct {
+// httpAnswer is one HTTP response read to its end.
+type httpAnswer struct {
 	status int
 	ctype  string
 	body   string
@@ -26,24 +26,24 @@ type answer struct {
 // will arrive.
 func startCall(t *testing.T, ts interface {
 	Client() *http.Client
-}, url string, q rpc) <-chan answer {
+}, url string, q rpc) <-chan httpAnswer {
 	t.Helper()
 	req := clientRequest(t, testCtx(t), url, q)
-	out := make(chan answer, 1)
+	out := make(chan httpAnswer, 1)
 	go func() {
 		res, err := ts.Client().Do(req)
 		if err != nil {
-			out <- answer{err: err}
+			out <- httpAnswer{err: err}
 			return
 		}
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
-		out <- answer{status: res.StatusCode, ctype: res.Header.Get("Content-Type"), body: string(b), err: err}
+		out <- httpAnswer{status: res.StatusCode, ctype: res.Header.Get("Content-Type"), body: string(b), err: err}
 	}()
 	return out
 }
 
-func await(t *testing.T, c <-chan answer) answer {
+func await(t *testing.T, c <-chan httpAnswer) httpAnswer {
 	t.Helper()
 	select {
 	case a := <-c:
@@ -54,7 +54,7 @@ func await(t *testing.T, c <-chan answer) answer {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no answer 5 s after Drain")
 	}
-	return answer{}
+	return httpAnswer{}
 }
 
 // TestDrainBlockingCall: a blocking tools/call waiting on a working run
@@ -62,7 +62,7 @@ func await(t *testing.T, c <-chan answer) answer {
 // names the request — and, since that answer hands the run to nobody,
 // the run is cancelled as the request owned it (mcp-request-cancelled).
 func TestDrainBlockingCall(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.BlockTimeout = time.Minute })
+	e := newEnv(t, func(c *testConfig) { c.BlockTimeout = time.Minute })
 	ts := e.serve()
 	pending := startCall(t, ts, ts.URL, rpc{method: "tools/call", id: `"call-1"`, params: map[string]any{"name": "waits"}})
 	run := e.waitRuns(alice, 1)[0]
@@ -82,7 +82,7 @@ func TestDrainBlockingCall(t *testing.T) {
 // (TaskWait) on a working run answers CreateTaskResult at once when the
 // mount drains; the run keeps running and the client can follow it.
 func TestDrainTaskCall(t *testing.T) {
-	e := newEnv(t, withTasks, func(c *Config) { c.TaskWait = time.Minute })
+	e := newEnv(t, withTasks, func(c *testConfig) { c.TaskWait = time.Minute })
 	ts := e.serve()
 	pending := startCall(t, ts, ts.URL, rpc{method: "tools/call", caps: tasksCaps, params: map[string]any{"name": "waits"}})
 	run := e.waitRuns(alice, 1)[0]
@@ -114,19 +114,22 @@ func TestDrainTaskCall(t *testing.T) {
 // wakes it gets its ordinary answer (input_required), not the shutdown
 // error, and the run keeps waiting for that answer.
 func TestDrainSettledRun(t *testing.T) {
-	e := newEnv(t, withTasks, func(c *Config) { c.TaskWait = time.Minute })
+	e := newEnv(t, withTasks, func(c *testConfig) { c.TaskWait = time.Minute })
 	e.srv.Drain()
 	// A request that got past the guard just before the drain: served
 	// directly, as the guard would have let it through.
-	c := &call{msg: rpcMessage{id: []byte("7"), method: methodToolsCall}, subject: alice, version: Revision, caps: ClientCapabilities{Elicitation: true, ElicitationForm: true}}
+	r := rpc{method: "tools/call", params: map[string]any{"name": "conformance-approval"}}.request()
+	rec := httptest.NewRecorder()
+	x := &exchange{ResponseWriter: rec, s: e.srv, r: r}
+	x.call = call{msg: rpcMessage{id: []byte("7"), method: methodToolsCall}, subject: alice, version: Revision, caps: ClientCapabilities{Elicitation: true, ElicitationForm: true}, r: r}
 	run, _, err := e.store.CreateRun(testCtx(t), alice, interop.CreateRunRequest{WorkflowID: "conformance-approval", Inputs: []byte(`{}`), Transport: interop.TransportMCP})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run = e.waitStatus(alice, run.ID, interop.StatusWaitingApproval)
-	r := rpc{method: "tools/call", params: map[string]any{"name": "conformance-approval"}}.request()
-	rec := httptest.NewRecorder()
-	e.srv.respond(rec, r, &invocation{c: c, params: callParams{name: "conformance-approval", args: []byte(`{}`)}}, e.srv.own(r, c, run.ID), run, 0)
+	e.srv.own(&x.call, run.ID)
+	res, err := e.srv.respond(r.Context(), &invocation{c: &x.call, params: callParams{name: "conformance-approval", args: []byte(`{}`)}}, run, 0)
+	e.srv.reply(x, res, err)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"resultType":"input_required"`) {
 		t.Fatalf("got %d %s", rec.Code, rec.Body)
 	}
@@ -209,9 +212,9 @@ func TestDrainEndsListen(t *testing.T) {
 // TestDrainConcurrent: Drain from several goroutines while calls arrive
 // and wait: every call gets an answer in MCP's shape, none an empty body.
 func TestDrainConcurrent(t *testing.T) {
-	e := newEnv(t, withTasks, func(c *Config) { c.BlockTimeout = time.Minute; c.TaskWait = time.Minute })
+	e := newEnv(t, withTasks, func(c *testConfig) { c.BlockTimeout = time.Minute; c.TaskWait = time.Minute })
 	ts := e.serve()
-	var calls []<-chan answer
+	var calls []<-chan httpAnswer
 	for i := range 8 {
 		q := rpc{method: "tools/call", params: map[string]any{"name": "waits"}}
 		if i%2 == 1 {

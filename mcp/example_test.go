@@ -37,15 +37,14 @@ func Example() {
 		panic(err)
 	}
 	auditor := negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true})
-	srv, err := mcp.New(mcp.Config{
+	srv, err := mcp.New(mcp.Deps{
 		Store:  store,
 		Policy: policy, Auditor: auditor, Sealer: sealer,
 		// The host authenticates; here every caller is alice of acme.
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{Tenant: "acme", Principal: "alice", Authenticated: true}, nil
 		}),
-		ServerInfo: mcp.Implementation{Name: "example-host", Version: "1.0.0"},
-	})
+	}, mcp.Options{ServerInfo: mcp.Implementation{Name: "example-host", Version: "1.0.0"}})
 	if err != nil {
 		panic(err)
 	}
@@ -105,15 +104,13 @@ func Example_nativeTool() {
 	key := make([]byte, sealed.MinKeyLen)
 	rand.Read(key)
 	sealer, _ := sealed.NewSealer(sealed.Config{Key: key})
-	srv, err := mcp.New(mcp.Config{
+	srv, err := mcp.New(mcp.Deps{
 		Store: store, Policy: policy, Sealer: sealer,
 		Auditor: negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{Tenant: "acme", Principal: "alice", Authenticated: true}, nil
 		}),
-		ServerInfo: mcp.Implementation{Name: "example-host", Version: "1.0.0"},
-		Tools:      greeter{},
-	})
+	}, mcp.Options{ServerInfo: mcp.Implementation{Name: "example-host", Version: "1.0.0"}, Tools: greeter{}})
 	if err != nil {
 		panic(err)
 	}
@@ -144,4 +141,30 @@ func Example_nativeTool() {
 	// Output:
 	// input_required
 	// complete Hello, Ada!
+}
+
+// A rate limiter in front of the mount refuses in MCP's shape: a JSON-RPC
+// error with the status the middleware picks, here 429 with Retry-After.
+func ExampleWriteError() {
+	limited := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Over-Quota") != "" {
+				w.Header().Set("Retry-After", "1")
+				mcp.WriteError(w, nil, &mcp.Error{Code: -32000, Message: "Rate limit exceeded", Status: http.StatusTooManyRequests})
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	h := limited(http.NotFoundHandler()) // the mount's Handler would go here
+
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	r.Header.Set("X-Over-Quota", "yes")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	fmt.Println(rec.Code, rec.Header().Get("Retry-After"))
+	fmt.Println(rec.Body.String())
+	// Output:
+	// 429 1
+	// {"jsonrpc":"2.0","error":{"code":-32000,"message":"Rate limit exceeded"}}
 }

@@ -50,7 +50,7 @@ func FuzzExtensionRequest(f *testing.F) {
 		f.Add([]byte(s.body), s.method, s.name)
 	}
 	h := newTestHost()
-	e := newEnv(f, withHost(h), func(c *Config) {
+	e := newEnv(f, withHost(h), func(c *testConfig) {
 		c.Tools, c.Prompts = benignHost{h}, benignHost{h}
 		c.BlockTimeout = 20 * time.Millisecond
 		c.MaxBodyBytes = 1 << 16

@@ -53,7 +53,7 @@ func TestExtensionGoldens(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := []func(*Config){withHost(newTestHost())}
+			opts := []func(*testConfig){withHost(newTestHost())}
 			if tc.tasks {
 				opts = append(opts, withTasks)
 			}
@@ -79,7 +79,7 @@ func TestExtensionsOffByDefault(t *testing.T) {
 	}
 	// Each point alone advertises only itself.
 	h := newTestHost()
-	e = newEnv(t, func(c *Config) { c.Prompts = h })
+	e = newEnv(t, func(c *testConfig) { c.Prompts = h })
 	caps = result(t, e.do(rpc{method: "server/discover"}))["capabilities"].(map[string]any)
 	if _, ok := caps["prompts"]; !ok || caps["resources"] != nil || caps["completions"] != nil {
 		t.Errorf("capabilities with Prompts only = %v", caps)
@@ -277,7 +277,7 @@ func TestNativeCall(t *testing.T) {
 // state is the one -32602 (OpenWOP interop map, mcp.mrtr; interop.md §The MCP round ceiling).
 func TestNativeMRTR(t *testing.T) {
 	h := newTestHost()
-	e := newEnv(t, withHost(h), func(c *Config) { c.MaxRounds = 2 })
+	e := newEnv(t, withHost(h), func(c *testConfig) { c.MaxRounds = 2 })
 	q := rpc{method: "tools/call", caps: `{"elicitation":{}}`, params: map[string]any{"name": "ask"}}
 	ir := e.ask(t, q)
 	if ir.key(t) != "name" || ir.InputRequests["name"].Method != MethodElicit || ir.InputRequests["name"].Params.Mode != "form" {
@@ -303,7 +303,7 @@ func TestNativeMRTR(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := wantError(t, e.do(req), http.StatusBadRequest, codeInvalidParams)
-			if r.Error.Message != errInvalidState.message {
+			if r.Error.Message != errInvalidState.Message {
 				t.Fatalf("message %q", r.Error.Message)
 			}
 		})
@@ -598,7 +598,7 @@ func TestPrompts(t *testing.T) {
 	wantError(t, e.do(retryWith(get(map[string]any{"name": "greeting", "arguments": map[string]any{"name": "x"}}), e.ask(t, q).RequestState, nil)), http.StatusBadRequest, codeInvalidParams)
 	toolState := e.ask(t, rpc{method: "tools/call", caps: `{"elicitation":{}}`, params: map[string]any{"name": "ask"}}).RequestState
 	r := wantError(t, e.do(retryWith(q, toolState, nil)), http.StatusBadRequest, codeInvalidParams)
-	if r.Error.Message != errInvalidState.message {
+	if r.Error.Message != errInvalidState.Message {
 		t.Fatalf("tool state on a prompt: %s", r.Error.Message)
 	}
 	wantError(t, e.do(rpc{method: "prompts/list", params: map[string]any{"cursor": "abc"}}), http.StatusBadRequest, codeInvalidParams)
@@ -677,16 +677,17 @@ func longPath() string { return strings.Repeat("a", maxResourceURI) }
 
 // TestResourceConfig: Resources needs a scheme allowlist of valid schemes.
 func TestResourceConfig(t *testing.T) {
-	base := newEnv(t).srv.cfg
-	for name, mod := range map[string]func(*Config){
-		"no schemes":     func(c *Config) { c.Resources = newTestHost() },
-		"invalid scheme": func(c *Config) { c.Resources = newTestHost(); c.ResourceSchemes = []string{"te st"} },
-		"empty scheme":   func(c *Config) { c.ResourceSchemes = []string{""} },
+	srv := newEnv(t).srv
+	base := testConfig{Deps: srv.deps, Options: srv.opts}
+	for name, mod := range map[string]func(*testConfig){
+		"no schemes":     func(c *testConfig) { c.Resources = newTestHost() },
+		"invalid scheme": func(c *testConfig) { c.Resources = newTestHost(); c.ResourceSchemes = []string{"te st"} },
+		"empty scheme":   func(c *testConfig) { c.ResourceSchemes = []string{""} },
 	} {
 		cfg := base
 		cfg.Logger = nil
 		mod(&cfg)
-		if _, err := New(cfg); err == nil {
+		if _, err := New(cfg.Deps, cfg.Options); err == nil {
 			t.Errorf("%s: New accepted the config", name)
 		}
 	}
@@ -770,7 +771,7 @@ func TestOwnLoopbackOrigin(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.AllowOwnLoopbackOrigin = !tc.off })
+			e := newEnv(t, func(c *testConfig) { c.AllowOwnLoopbackOrigin = !tc.off })
 			r := rpc{method: "tools/list", hdr: map[string]string{"Origin": tc.origin}}.request()
 			r.Host = tc.host
 			if tc.tls {
@@ -796,7 +797,7 @@ func TestOwnLoopbackOrigin(t *testing.T) {
 // passes, the same origin one port off does not. An allowlist wildcard
 // does not lift the loopback Host check.
 func TestOwnLoopbackOriginOverTCP(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.AllowOwnLoopbackOrigin = true })
+	e := newEnv(t, func(c *testConfig) { c.AllowOwnLoopbackOrigin = true })
 	ts := e.serve()
 	addr := ts.Listener.Addr().(*net.TCPAddr)
 	post := func(host, origin string) *http.Response {
@@ -821,7 +822,7 @@ func TestOwnLoopbackOriginOverTCP(t *testing.T) {
 	if res := post("127.0.0.1:"+strconv.Itoa(addr.Port+1), other); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("origin %s on %s: %d", other, addr, res.StatusCode)
 	}
-	wild := newEnv(t, func(c *Config) { c.AllowedOrigins = []string{"*"} })
+	wild := newEnv(t, func(c *testConfig) { c.AllowedOrigins = []string{"*"} })
 	ts = wild.serve()
 	if res := post("evil.example.com", "http://evil.example.com"); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("a wildcard allowlist let a rebinding Host through: %d", res.StatusCode)

@@ -40,7 +40,7 @@ func FuzzMCPRequest(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(s.body), s.method, s.name, s.version)
 	}
-	e := newEnv(f, withTasks, func(c *Config) {
+	e := newEnv(f, withTasks, func(c *testConfig) {
 		c.BlockTimeout = 20 * time.Millisecond
 		c.MaxBodyBytes = 1 << 16
 	})
@@ -98,8 +98,8 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		msg, err := decodeMessage(body)
 		if err != nil {
-			if err.code != codeParseError && err.code != codeInvalidRequest {
-				t.Fatalf("decoder refused with code %d", err.code)
+			if err.Code != codeParseError && err.Code != codeInvalidRequest {
+				t.Fatalf("decoder refused with code %d", err.Code)
 			}
 			if msg.id != nil && !validID(msg.id) {
 				t.Fatalf("refusal carries an invalid id %q", msg.id)

@@ -33,6 +33,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -97,10 +98,19 @@ type call struct {
 	// meta is the request's _meta object.
 	meta  map[string]json.RawMessage
 	trace interop.TraceContext
+	// r is the HTTP request, read for its context and its connection
+	// (flightKey); only the binding writes the answer.
+	r *http.Request
+	// owner is the flight of the run the request owns, once it owns one
+	// (Server.own): the binding writes the answer through it.
+	owner *flight
+	// notifier sends notifications ahead of the answer (a native tool's
+	// progress).
+	notifier notifier
 }
 
 // operation serves one method once the guard passed.
-type operation func(s *Server, w http.ResponseWriter, r *http.Request, c *call)
+type operation func(s *Server, ctx context.Context, c *call) (answer, error)
 
 // operation returns the handler of a served method. The tasks methods
 // exist only when the extension is served, the prompts, resources and
@@ -117,23 +127,23 @@ func (s *Server) operation(method string) operation {
 	case methodListen:
 		return (*Server).listen
 	case methodTasksGet:
-		return served(s.cfg.Tasks, (*Server).tasksGet)
+		return served(s.opts.Tasks, (*Server).tasksGet)
 	case methodTasksUpdate:
-		return served(s.cfg.Tasks, (*Server).tasksUpdate)
+		return served(s.opts.Tasks, (*Server).tasksUpdate)
 	case methodTasksCancel:
-		return served(s.cfg.Tasks, (*Server).tasksCancel)
+		return served(s.opts.Tasks, (*Server).tasksCancel)
 	case methodPromptsList:
-		return served(s.cfg.Prompts != nil, (*Server).promptsList)
+		return served(s.opts.Prompts != nil, (*Server).promptsList)
 	case methodPromptsGet:
-		return served(s.cfg.Prompts != nil, (*Server).promptsGet)
+		return served(s.opts.Prompts != nil, (*Server).promptsGet)
 	case methodResourcesList:
-		return served(s.cfg.Resources != nil, (*Server).resourcesList)
+		return served(s.opts.Resources != nil, (*Server).resourcesList)
 	case methodResourceTemplates:
-		return served(s.cfg.Resources != nil, (*Server).resourceTemplatesList)
+		return served(s.opts.Resources != nil, (*Server).resourceTemplatesList)
 	case methodResourcesRead:
-		return served(s.cfg.Resources != nil, (*Server).resourcesRead)
+		return served(s.opts.Resources != nil, (*Server).resourcesRead)
 	case methodComplete:
-		return served(s.cfg.Completions != nil, (*Server).complete)
+		return served(s.opts.Completions != nil, (*Server).complete)
 	}
 	return nil
 }
@@ -146,65 +156,46 @@ func served(configured bool, op operation) operation {
 	return op
 }
 
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{ResponseWriter: w}
-	defer s.recoverRequest(x, r)
-	s.serve(x, r)
-}
-
 // serve runs the guard's steps for x and hands the request to its
-// operation.
-func (s *Server) serve(x *exchange, r *http.Request) {
+// operation, returning what the binding then writes.
+func (s *Server) serve(x *exchange) (answer, error) {
+	r := x.r
 	if s.draining() {
-		s.refuseUnread(x, r, errShuttingDown)
-		return
+		return answer{}, errShuttingDown
 	}
 	if r.Method != http.MethodPost {
-		s.refuseUnread(x, r, &rpcError{code: codeInvalidRequest, message: "Invalid request: the MCP endpoint accepts POST only", status: http.StatusMethodNotAllowed})
-		return
+		return answer{}, &Error{Code: codeInvalidRequest, Message: "Invalid request: the MCP endpoint accepts POST only", Status: http.StatusMethodNotAllowed}
 	}
 	if !s.originAllowed(r) {
-		s.refuseUnread(x, r, &rpcError{code: codeInvalidRequest, message: "Forbidden: origin not allowed", status: http.StatusForbidden})
-		return
+		return answer{}, &Error{Code: codeInvalidRequest, Message: "Forbidden: origin not allowed", Status: http.StatusForbidden}
 	}
-	sub, ok := s.authenticate(x, r)
-	if !ok {
-		return
+	sub, err := s.authenticate(r)
+	if err != nil {
+		return answer{}, err
 	}
+	x.read = true
 	body, err := s.readBody(x, r)
 	if err != nil {
-		s.writeError(x, r, nil, err)
-		return
+		return answer{}, err
 	}
 	msg, perr := decodeMessage(body)
-	x.id = msg.id
+	x.call.msg.id = msg.id
 	if perr != nil {
-		s.writeError(x, r, msg.id, perr)
-		return
+		return answer{}, perr
 	}
 	if msg.notification() {
-		s.notification(x, r, sub, &msg)
-		return
+		return s.notification(r, sub, &msg)
 	}
 	op := s.operation(msg.method)
 	if op == nil {
-		s.writeError(x, r, msg.id, newError(codeMethodNotFound, "Method not found"))
-		return
+		return answer{}, newError(codeMethodNotFound, "Method not found")
 	}
-	if err := s.prepare(r, &x.call, sub, msg); err != nil {
-		s.writeError(x, r, msg.id, err)
-		return
+	c := &x.call
+	c.notifier = x
+	if err := s.prepare(r, c, sub, msg); err != nil {
+		return answer{}, err
 	}
-	op(s, x, r, &x.call)
-}
-
-// refuseUnread answers a request refused before its body was read: the
-// body is abandoned first (httpbody.Abandon), so the refusal goes out at
-// once instead of after net/http has waited for the rest of a body the
-// client may be trickling in.
-func (s *Server) refuseUnread(x *exchange, r *http.Request, err error) {
-	httpbody.Abandon(x, r)
-	s.writeError(x, r, nil, err)
+	return op(s, r.Context(), c)
 }
 
 // originAllowed applies the Origin allowlist and, on a loopback listener,
@@ -221,7 +212,7 @@ func (s *Server) originAllowed(r *http.Request) bool {
 		if s.anyOrig || s.origins[o] {
 			continue
 		}
-		if !loopback || !s.cfg.AllowOwnLoopbackOrigin || !isOwnOrigin(o, local, r.TLS != nil) {
+		if !loopback || !s.opts.AllowOwnLoopbackOrigin || !isOwnOrigin(o, local, r.TLS != nil) {
 			return false
 		}
 	}
@@ -303,34 +294,30 @@ func isLoopbackHost(host string) bool {
 // part, and the record's reason enum has no "forbidden"; the version was
 // never what decided. The record carries no tenant: the resolver vouched
 // for none, so it is kept but delivered to no subscriber.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (interop.Subject, bool) {
-	sub, err := s.cfg.Subjects.ResolveSubject(r)
-	if err == nil && (sub.Authenticated || s.cfg.AllowAnonymous) {
-		return sub, true
+func (s *Server) authenticate(r *http.Request) (interop.Subject, error) {
+	sub, err := s.deps.Subjects.ResolveSubject(r)
+	if err == nil && (sub.Authenticated || s.opts.AllowAnonymous) {
+		return sub, nil
 	}
 	if err == nil {
 		err = interop.ErrUnauthenticated
 	}
-	d := s.cfg.Policy.Unauthenticated(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
-	if rerr := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{}); rerr != nil {
+	d := s.deps.Policy.Unauthenticated(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
+	if rerr := s.deps.Auditor.Record(r.Context(), d, negotiate.Scope{}); rerr != nil {
 		s.log.WarnContext(r.Context(), "mcp: negotiation record failed", "error", rerr)
 	}
-	httpbody.Abandon(w, r) // refused before the body: never wait for it
 	switch {
 	case errors.Is(err, interop.ErrUnauthenticated):
-		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Unauthorized: authentication required", status: http.StatusUnauthorized, challenge: true})
+		return interop.Subject{}, errUnauthenticated
 	case errors.Is(err, interop.ErrForbidden):
-		s.writeError(w, r, nil, &rpcError{code: codeInvalidRequest, message: "Forbidden: the credential may not use this MCP server", status: http.StatusForbidden})
-	default:
-		s.writeError(w, r, nil, err)
+		return interop.Subject{}, errForbidden
 	}
-	return interop.Subject{}, false
+	return interop.Subject{}, err
 }
 
-// Refusals of a body (guard step 4).
+// Refusals of a body (guard step 4) beside errBodyTooLarge.
 var (
-	errBodyTooLarge   = &rpcError{code: codeInvalidRequest, message: "Request body too large", status: http.StatusRequestEntityTooLarge}
-	errBodyTooSlow    = &rpcError{code: codeInvalidRequest, message: "Request timeout: the body did not arrive in time", status: http.StatusRequestTimeout}
+	errBodyTooSlow    = &Error{Code: codeInvalidRequest, Message: "Request timeout: the body did not arrive in time", Status: http.StatusRequestTimeout}
 	errBodyIncomplete = newError(codeInvalidRequest, "Invalid request: the body could not be read")
 )
 
@@ -341,7 +328,7 @@ var (
 // a run's inputs).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer
-	switch err := httpbody.Read(w, r, &buf, s.cfg.MaxBodyBytes, s.cfg.BodyTimeout); {
+	switch err := httpbody.Read(w, r, &buf, s.opts.MaxBodyBytes, s.opts.BodyTimeout); {
 	case errors.Is(err, httpbody.ErrTooLarge):
 		return nil, errBodyTooLarge
 	case errors.Is(err, httpbody.ErrTooSlow):
@@ -355,22 +342,21 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 // notification answers a JSON-RPC notification with 202. Only
 // notifications/cancelled has an effect: naming an in-flight request of the
 // same Subject, it cancels that request's run (OpenWOP interop.md §MCP tasks and cancellation).
-func (s *Server) notification(w http.ResponseWriter, r *http.Request, sub interop.Subject, msg *rpcMessage) {
+func (s *Server) notification(r *http.Request, sub interop.Subject, msg *rpcMessage) (answer, error) {
 	if h := strings.TrimSpace(r.Header.Get(headerMethod)); h != "" && h != msg.method {
-		s.writeError(w, r, nil, newError(codeHeaderMismatch, "Header mismatch: Mcp-Method does not match the body's method"))
-		return
+		return answer{}, newError(codeHeaderMismatch, "Header mismatch: Mcp-Method does not match the body's method")
 	}
 	if msg.method == methodNotifyCancelled {
 		if id, ok := msg.params["requestId"]; ok && validID(id) {
 			s.inflight.cancel(flightKey(r, sub, id))
 		}
 	}
-	w.WriteHeader(http.StatusAccepted)
+	return answer{accepted: true}, nil
 }
 
 // prepare runs guard steps 6–8 for a request and fills c.
 func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcMessage) error {
-	c.msg, c.subject = msg, sub
+	c.msg, c.subject, c.r = msg, sub, r
 	if err := checkHeaders(r, &msg); err != nil {
 		return err
 	}
@@ -385,8 +371,8 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 			return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
 		}
 	}
-	d := s.cfg.Policy.Inbound(requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")})
-	if err := s.cfg.Auditor.Record(r.Context(), d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
+	d := s.deps.Policy.Inbound(requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")})
+	if err := s.deps.Auditor.Record(r.Context(), d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
 		return err
 	}
 	if requested == "" {
@@ -499,7 +485,7 @@ func objectMember(m map[string]json.RawMessage, name string) (map[string]json.Ra
 
 // missingCapability is -32021 naming what the request did not declare, as
 // a ClientCapabilities object (OpenWOP interop map, mcp.meta).
-func missingCapability(required string) *rpcError {
+func missingCapability(required string) *Error {
 	return newError(codeMissingCapability, "Missing required client capability").withData(json.RawMessage(`{"requiredCapabilities":` + required + `}`))
 }
 

@@ -26,7 +26,7 @@ func TestGuardRefusals(t *testing.T) {
 	cases := []struct {
 		name   string
 		req    func() *http.Request
-		opts   []func(*Config)
+		opts   []func(*testConfig)
 		status int
 		body   string
 		header map[string]string
@@ -50,7 +50,7 @@ func TestGuardRefusals(t *testing.T) {
 		},
 		{
 			name:   "origin outside a configured allowlist",
-			opts:   []func(*Config){func(c *Config) { c.AllowedOrigins = []string{"https://app.example"} }},
+			opts:   []func(*testConfig){func(c *testConfig) { c.AllowedOrigins = []string{"https://app.example"} }},
 			req:    rpc{method: "tools/list", hdr: map[string]string{"Origin": "https://app.example.evil"}}.request,
 			status: 403,
 			body:   `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: origin not allowed"}}`,
@@ -93,7 +93,7 @@ func TestGuardRefusals(t *testing.T) {
 		},
 		{
 			name:   "body over the limit",
-			opts:   []func(*Config){func(c *Config) { c.MaxBodyBytes = 1024 }},
+			opts:   []func(*testConfig){func(c *testConfig) { c.MaxBodyBytes = 1024 }},
 			req:    big.request,
 			status: 413,
 			body:   `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Request body too large"}}`,
@@ -178,14 +178,14 @@ func TestGuardRefusals(t *testing.T) {
 		},
 		{
 			name:   "Mcp-Name missing on tasks/get",
-			opts:   []func(*Config){withTasks},
+			opts:   []func(*testConfig){withTasks},
 			req:    rpc{method: "tasks/get", id: "11", params: map[string]any{"taskId": "acme~2Fx"}, hdr: map[string]string{"Mcp-Name": ""}}.request,
 			status: 400,
 			body:   `{"jsonrpc":"2.0","id":11,"error":{"code":-32020,"message":"Header mismatch: one Mcp-Name header is required"}}`,
 		},
 		{
 			name:   "Mcp-Name differs from params.taskId",
-			opts:   []func(*Config){withTasks},
+			opts:   []func(*testConfig){withTasks},
 			req:    rpc{method: "tasks/get", id: "11", params: map[string]any{"taskId": "acme~2Fx"}, hdr: map[string]string{"Mcp-Name": "acme~2Fy"}}.request,
 			status: 400,
 			body:   `{"jsonrpc":"2.0","id":11,"error":{"code":-32020,"message":"Header mismatch: Mcp-Name must equal params.taskId"}}`,
@@ -235,14 +235,14 @@ func TestGuardRefusals(t *testing.T) {
 		},
 		{
 			name:   "tasks/get without the extension declared",
-			opts:   []func(*Config){withTasks},
+			opts:   []func(*testConfig){withTasks},
 			req:    rpc{method: "tasks/get", id: "17", params: map[string]any{"taskId": "acme~2Fx"}}.request,
 			status: 400,
 			body:   `{"jsonrpc":"2.0","id":17,"error":{"code":-32021,"message":"Missing required client capability","data":{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`,
 		},
 		{
 			name:   "task-required tool without the extension declared",
-			opts:   []func(*Config){withTasks},
+			opts:   []func(*testConfig){withTasks},
 			req:    rpc{method: "tools/call", id: "18", params: map[string]any{"name": wfTaskRequired}}.request,
 			status: 400,
 			body:   `{"jsonrpc":"2.0","id":18,"error":{"code":-32021,"message":"Missing required client capability","data":{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`,
@@ -293,12 +293,12 @@ func TestMethodNotFound(t *testing.T) {
 func TestGuardPasses(t *testing.T) {
 	cases := []struct {
 		name string
-		opts []func(*Config)
+		opts []func(*testConfig)
 		req  func() *http.Request
 	}{
-		{"allowed origin", []func(*Config){func(c *Config) { c.AllowedOrigins = []string{"https://app.example"} }},
+		{"allowed origin", []func(*testConfig){func(c *testConfig) { c.AllowedOrigins = []string{"https://app.example"} }},
 			rpc{method: "tools/list", hdr: map[string]string{"Origin": "https://app.example"}}.request},
-		{"wildcard origin", []func(*Config){func(c *Config) { c.AllowedOrigins = []string{"*"} }},
+		{"wildcard origin", []func(*testConfig){func(c *testConfig) { c.AllowedOrigins = []string{"*"} }},
 			rpc{method: "tools/list", hdr: map[string]string{"Origin": "https://any.example"}}.request},
 		{"loopback listener reached as localhost", nil, func() *http.Request {
 			r := rpc{method: "tools/list"}.request()
@@ -310,7 +310,7 @@ func TestGuardPasses(t *testing.T) {
 			r.Host = "mcp.example"
 			return r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 443}))
 		}},
-		{"anonymous caller with AllowAnonymous", []func(*Config){func(c *Config) { c.AllowAnonymous = true }},
+		{"anonymous caller with AllowAnonymous", []func(*testConfig){func(c *testConfig) { c.AllowAnonymous = true }},
 			rpc{method: "tools/list", as: "anon"}.request},
 		{"header values with surrounding whitespace", nil,
 			rpc{method: "tools/list", hdr: map[string]string{"Mcp-Method": " tools/list\t", "MCP-Protocol-Version": " 2026-07-28 "}}.request},
@@ -393,7 +393,7 @@ func TestNegotiationRecorded(t *testing.T) {
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
-	_, err := New(Config{MaxRounds: 17})
+	_, err := New(Deps{}, Options{MaxRounds: 17})
 	if err == nil {
 		t.Fatal("New accepted an empty config")
 	}
@@ -437,7 +437,7 @@ func (s *recordingSink) PublishHostEvent(ctx context.Context, tenant string, ev 
 // (500). An authenticated request that is accepted records ok.
 func TestNegotiationRecordedForAuthRefusals(t *testing.T) {
 	sink := &recordingSink{}
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *testConfig) {
 		sink.EventSink = c.Store.(interop.EventSink)
 		c.Auditor = negotiate.NewAuditor(sink, negotiate.AuditorOptions{Synchronous: true})
 	})

@@ -91,6 +91,13 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// testConfig is a mount's dependencies and options in one value, so that
+// a test edits either with one func(*testConfig).
+type testConfig struct {
+	Deps
+	Options
+}
+
 // env is a mount over a memstore with the conformance fixtures in tenantA
 // and tenantB and the extra workflows in tenantA.
 type env struct {
@@ -101,7 +108,7 @@ type env struct {
 	clock *clock
 }
 
-func newEnv(t testing.TB, opts ...func(*Config)) *env {
+func newEnv(t testing.TB, opts ...func(*testConfig)) *env {
 	t.Helper()
 	store := memstore.New()
 	for _, tenant := range []string{tenantA, tenantB} {
@@ -124,15 +131,14 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{
-		Store: store, Subjects: testSubjects, Policy: policy, Auditor: auditor, Sealer: sealer,
-		ServerInfo:   Implementation{Name: "test-host", Version: "1.0.0"},
-		BlockTimeout: 5 * time.Second,
+	cfg := testConfig{
+		Deps:    Deps{Store: store, Subjects: testSubjects, Policy: policy, Auditor: auditor, Sealer: sealer},
+		Options: Options{ServerInfo: Implementation{Name: "test-host", Version: "1.0.0"}, BlockTimeout: 5 * time.Second},
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := New(cfg)
+	srv, err := New(cfg.Deps, cfg.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +154,7 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	return e
 }
 
-func withTasks(c *Config) { c.Tasks = true }
+func withTasks(c *testConfig) { c.Tasks = true }
 
 const (
 	nameSchema   = `{"type":"object","properties":{"name":{"type":"string","title":"Name"}},"required":["name"]}`

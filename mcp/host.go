@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // NativeTools serves tools that are not workflows, beside the caller's
@@ -200,10 +201,9 @@ type Completion struct {
 // progressSink sends the notifications/progress of one native call.
 type progressSink struct {
 	token  json.RawMessage
+	out    notifier
 	mu     sync.Mutex
 	closed bool
-	start  func() *stream // opens the SSE response on first use
-	st     *stream
 }
 
 func (p *progressSink) send(progress, total float64, message string) {
@@ -212,23 +212,21 @@ func (p *progressSink) send(progress, total float64, message string) {
 	if p.closed {
 		return
 	}
-	if p.st == nil {
-		p.st = p.start()
-	}
 	type params struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
 		Progress      float64         `json:"progress"`
 		Total         float64         `json:"total,omitempty"`
 		Message       string          `json:"message,omitempty"`
 	}
-	p.st.send(methodNotifyProgress, params{p.token, progress, max(total, 0), message})
+	b, err := mount.Marshal(params{p.token, progress, max(total, 0), message})
+	if err == nil {
+		p.out.Notify(methodNotifyProgress, b)
+	}
 }
 
-// finish stops further notifications and reports the stream, if one was
-// opened.
-func (p *progressSink) finish() *stream {
+// finish stops further notifications.
+func (p *progressSink) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	return p.st
 }

@@ -28,8 +28,8 @@ type testHost struct {
 func newTestHost() *testHost { return &testHost{entered: make(chan struct{}, 1)} }
 
 // withHost plugs h into every extension point.
-func withHost(h *testHost) func(*Config) {
-	return func(c *Config) {
+func withHost(h *testHost) func(*testConfig) {
+	return func(c *testConfig) {
 		c.Tools, c.Prompts, c.Resources, c.Completions = h, h, h, h
 		c.ResourceSchemes = []string{"test", "HTTPS"}
 	}

@@ -81,11 +81,17 @@ type flight struct {
 	sending bool
 	written chan struct{}
 	sent    bool // set before written is closed
+	// handedOver, when set, runs once the answer reached the client and
+	// the ownership ended (the binding calls it).
+	handedOver func()
 }
 
-// own makes the request r the owner of runID.
-func (s *Server) own(r *http.Request, c *call, runID string) *flight {
+// own makes c's request the owner of runID; the binding answers the
+// request through the flight (c.owner).
+func (s *Server) own(c *call, runID string) {
+	r := c.r
 	f := &flight{s: s, sub: c.subject, runID: runID, key: flightKey(r, c.subject, c.msg.id), written: make(chan struct{})}
+	c.owner = f
 	s.inflight.add(f)
 	f.counted = s.begin()
 	f.stopAfter = context.AfterFunc(r.Context(), func() {
@@ -95,7 +101,6 @@ func (s *Server) own(r *http.Request, c *call, runID string) *flight {
 		defer s.recoverIn("disconnect watch", nil)
 		f.disconnected()
 	})
-	return f
 }
 
 // disconnected runs when the request context ends: the client went away,
@@ -121,7 +126,7 @@ func (f *flight) cancel(reason string) {
 		// The request context is gone or going: cancel on a fresh one.
 		ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
 		defer stop()
-		if _, err := f.s.cfg.Store.CancelRun(ctx, f.sub, f.runID, reason); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
+		if _, err := f.s.deps.Store.CancelRun(ctx, f.sub, f.runID, reason); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
 			f.s.log.Warn("mcp: cancelling a run failed", "error", err)
 		}
 	})

@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 )
 
@@ -262,7 +263,7 @@ func marshalParams(p any) (json.RawMessage, error) {
 	if p == nil {
 		return json.RawMessage(`{}`), nil
 	}
-	b, err := marshal(p)
+	b, err := mount.Marshal(p)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +286,7 @@ var errMalformedResponses = errInvalidParams("Invalid params: inputResponses mus
 
 // parseRoundParams reads requestState and inputResponses. An explicit null
 // counts as absent.
-func parseRoundParams(p map[string]json.RawMessage) (roundParams, *rpcError) {
+func parseRoundParams(p map[string]json.RawMessage) (roundParams, *Error) {
 	var rp roundParams
 	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
 		if json.Unmarshal(raw, &rp.requestState) != nil {
@@ -308,24 +309,24 @@ func parseRoundParams(p map[string]json.RawMessage) (roundParams, *rpcError) {
 }
 
 // errRoundsExceeded answers a retry past MaxRounds (OpenWOP interop.md §The MCP round ceiling).
-func (s *Server) errRoundsExceeded() *rpcError {
+func (s *Server) errRoundsExceeded() *Error {
 	return errInvalidParams("Invalid params: this call used every input round the server allows").withData(struct {
 		Reason    string `json:"reason"`
 		MaxRounds int    `json:"maxRounds"`
-	}{"mcp_mrtr_rounds_exceeded", s.cfg.MaxRounds})
+	}{"mcp_mrtr_rounds_exceeded", s.opts.MaxRounds})
 }
 
 // openState opens a requestState presented with a request whose digest is
 // digest. Every refusal of the state is the one errInvalidState; a state
 // past MaxRounds is errRoundsExceeded. Either way the state is spent.
-func (s *Server) openState(ctx context.Context, c *call, state string, digest [32]byte) (sealed.Claims, error) {
-	claims, err := s.cfg.Sealer.Open(ctx, state, sealed.Expectation{Subject: c.subject, RequestDigest: digest})
+func (s *Server) openState(ctx context.Context, sub interop.Subject, state string, digest [32]byte) (sealed.Claims, error) {
+	claims, err := s.deps.Sealer.Open(ctx, state, sealed.Expectation{Subject: sub, RequestDigest: digest})
 	switch {
 	case errors.Is(err, sealed.ErrInvalidState):
 		return claims, errInvalidState
 	case err != nil:
 		return claims, err
-	case claims.Round > s.cfg.MaxRounds:
+	case claims.Round > s.opts.MaxRounds:
 		return claims, s.errRoundsExceeded()
 	}
 	return claims, nil
@@ -341,7 +342,7 @@ func (s *Server) hostRound(ctx context.Context, c *call, rp roundParams, digest 
 		round.Responses = rp.responses
 		return round, nil, nil
 	}
-	claims, err := s.openState(ctx, c, rp.requestState, digest)
+	claims, err := s.openState(ctx, c.subject, rp.requestState, digest)
 	if err != nil {
 		return round, nil, err
 	}
@@ -398,11 +399,11 @@ func (s *Server) hostInputRequired(c *call, digest [32]byte, round int, in *Inpu
 		return nil, missingCapability(mergeRequired(missing))
 	}
 	slices.Sort(keys)
-	state, err := s.cfg.Sealer.Seal(c.subject, sealed.Grant{Round: round + 1, RequestDigest: digest, InputKeys: keys, HostState: in.State})
+	state, err := s.deps.Sealer.Seal(c.subject, sealed.Grant{Round: round + 1, RequestDigest: digest, InputKeys: keys, HostState: in.State})
 	if err != nil {
 		return nil, err
 	}
-	return marshal(struct {
+	return mount.Marshal(struct {
 		ResultType    string                      `json:"resultType"`
 		InputRequests map[string]inputRequestJSON `json:"inputRequests"`
 		RequestState  string                      `json:"requestState"`
@@ -426,7 +427,7 @@ func mergeRequired(members []string) string {
 			}
 		}
 	}
-	b, _ := marshal(merged) // maps of raw objects: cannot fail
+	b, _ := mount.Marshal(merged) // maps of raw objects: cannot fail
 	return string(b)
 }
 
@@ -434,7 +435,7 @@ func mergeRequired(members []string) string {
 // input is -32602 (naming the field when the host did), an unknown or
 // unreadable name is notFound, anything else a server fault whose text
 // never reaches the wire.
-func hostError(err error, notFound *rpcError) error {
+func hostError(err error, notFound *Error) error {
 	var ie *interop.InputError
 	switch {
 	case errors.As(err, &ie):

@@ -15,7 +15,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // keepAliveInterval spaces the SSE comments that keep an idle listen
@@ -45,24 +45,20 @@ type listenTask struct {
 // subscribes again or polls with tasks/get.
 var errListenLost = newError(codeInternalError, "Internal error: a subscribed task can no longer be followed")
 
-func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
-	ctx := r.Context()
+func (s *Server) listen(ctx context.Context, c *call) (answer, error) {
 	var filter map[string]json.RawMessage
 	raw, ok := c.msg.params["notifications"]
 	if !ok || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &filter) != nil {
-		s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: notifications must be an object"))
-		return
+		return answer{}, errInvalidParams("Invalid params: notifications must be an object")
 	}
 	var requested []string
 	_, wantsTasks := filter["taskIds"]
-	if wantsTasks && string(filter["taskIds"]) != "null" && s.cfg.Tasks {
+	if wantsTasks && string(filter["taskIds"]) != "null" && s.opts.Tasks {
 		if !c.caps.Tasks {
-			s.writeError(w, r, c.msg.id, missingCapability(requiredTasks))
-			return
+			return answer{}, missingCapability(requiredTasks)
 		}
 		if json.Unmarshal(filter["taskIds"], &requested) != nil {
-			s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: taskIds must be an array of strings"))
-			return
+			return answer{}, errInvalidParams("Invalid params: taskIds must be an array of strings")
 		}
 	}
 	var tasks []*listenTask
@@ -75,20 +71,15 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 		if err != nil || isolation.CheckReadable(c.subject, runID) != nil {
 			continue
 		}
-		if _, err := s.cfg.Store.GetRun(ctx, c.subject, runID); err != nil {
+		if _, err := s.deps.Store.GetRun(ctx, c.subject, runID); err != nil {
 			continue // unreadable or unknown: left out alike
 		}
 		acked = append(acked, id)
 		tasks = append(tasks, &listenTask{taskID: id, runID: runID})
 	}
 	if !s.begin() {
-		s.writeError(w, r, c.msg.id, errShuttingDown)
-		return
+		return answer{}, errShuttingDown
 	}
-	defer s.end()
-
-	st := s.openStream(w, r, c.msg.id)
-
 	type ackFilter struct {
 		TaskIDs *[]string `json:"taskIds,omitempty"`
 	}
@@ -96,13 +87,21 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 		Meta          notificationMeta `json:"_meta"`
 		Notifications ackFilter        `json:"notifications"`
 	}{Meta: notificationMeta{SubscriptionID: c.msg.id}}
-	if s.cfg.Tasks && wantsTasks && c.caps.Tasks {
+	if s.opts.Tasks && wantsTasks && c.caps.Tasks {
 		ackParams.Notifications.TaskIDs = &acked
 	}
-	if !st.send(methodNotifyAcknowledged, ackParams) {
-		return
-	}
+	return answer{stream: func(st *stream) {
+		defer s.end()
+		if st.send(methodNotifyAcknowledged, ackParams) {
+			s.follow(ctx, c, st, tasks)
+		}
+	}}, nil
+}
 
+// follow sends the acknowledged tasks' notifications on st until the
+// client goes away, every task has finished or the server drains or
+// closes.
+func (s *Server) follow(ctx context.Context, c *call, st *stream, tasks []*listenTask) {
 	wctx, stopWatch := context.WithCancel(ctx)
 	var watchers sync.WaitGroup
 	defer func() {
@@ -147,7 +146,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, c *call) {
 					return
 				}
 				if t.lost.Load() && !t.done {
-					st.sendRaw(appendError(nil, c.msg.id, errListenLost))
+					st.sendError(c.msg.id, errListenLost)
 					return
 				}
 				finished = finished && t.done
@@ -177,11 +176,11 @@ func (s *Server) watchTask(ctx context.Context, sub interop.Subject, t *listenTa
 	}
 	defer signal()
 	defer s.recoverIn("listen watcher", func() { t.lost.Store(true) })
-	run, err := s.cfg.Store.GetRun(ctx, sub, t.runID)
+	run, err := s.deps.Store.GetRun(ctx, sub, t.runID)
 	if err != nil || run.Status.Terminal() {
 		return // gone or finished: the stream's own read tells which
 	}
-	events, err := s.cfg.Store.WatchRun(ctx, sub, t.runID, run.LastSequence)
+	events, err := s.deps.Store.WatchRun(ctx, sub, t.runID, run.LastSequence)
 	if err != nil {
 		t.lost.Store(ctx.Err() == nil)
 		return
@@ -200,7 +199,7 @@ func (s *Server) watchTask(ctx context.Context, sub interop.Subject, t *listenTa
 
 // sendTask sends t's current state when it changed since the last one.
 func (s *Server) sendTask(ctx context.Context, c *call, st *stream, t *listenTask) bool {
-	run, err := s.cfg.Store.GetRun(ctx, c.subject, t.runID)
+	run, err := s.deps.Store.GetRun(ctx, c.subject, t.runID)
 	if err != nil {
 		t.done = true // gone: nothing more will be sent for it
 		return true
@@ -212,7 +211,7 @@ func (s *Server) sendTask(ctx context.Context, c *call, st *stream, t *listenTas
 		return true
 	}
 	dt.TaskID = t.taskID
-	body, err := marshal(dt)
+	body, err := mount.Marshal(dt)
 	if err != nil || slices.Equal(body, t.last) {
 		return true
 	}
@@ -220,96 +219,6 @@ func (s *Server) sendTask(ctx context.Context, c *call, st *stream, t *listenTas
 	t.done = run.Status.Terminal()
 	dt.Meta = &notificationMeta{SubscriptionID: c.msg.id}
 	return st.send(methodNotifyTasks, dt)
-}
-
-// contentTypeSSE is the media type of an SSE answer.
-const contentTypeSSE = "text/event-stream"
-
-// stream writes the SSE messages of one answer: a listen stream, or a
-// native tool call's progress and result.
-type stream struct {
-	w     http.ResponseWriter
-	rc    *http.ResponseController
-	subID json.RawMessage
-	// timeout is the write deadline of each message (StreamWriteTimeout).
-	timeout time.Duration
-	// h2: the deadline is cleared after each message (stream.write).
-	h2 bool
-}
-
-// openStream answers r with an SSE stream (200, text/event-stream) and
-// returns its writer. A stream lives long. No read deadline may end it:
-// net/http lifts the server's ReadTimeout once a body is read to its end,
-// which the mount always does, and openStream lifts any deadline again
-// rather than depend on that. The server's WriteTimeout, which would end
-// the stream at that age, is replaced by a deadline per message
-// (stream.write).
-func (s *Server) openStream(w http.ResponseWriter, r *http.Request, subID json.RawMessage) *stream {
-	h := w.Header()
-	h.Set("Content-Type", contentTypeSSE)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	st := s.streamOn(w, r, subID)
-	_ = st.rc.SetReadDeadline(time.Time{})
-	w.WriteHeader(http.StatusOK)
-	return st
-}
-
-// streamOn is the writer of an SSE answer to r already under way on w.
-func (s *Server) streamOn(w http.ResponseWriter, r *http.Request, subID json.RawMessage) *stream {
-	return &stream{w: w, rc: http.NewResponseController(w), subID: subID, timeout: s.cfg.StreamWriteTimeout, h2: r.ProtoMajor >= 2}
-}
-
-// write sends b and flushes it within the stream's write deadline. A
-// client that stopped reading makes it fail, and net/http then cancels the
-// request's context: the stream ends as for a disconnect. On HTTP/1.x the
-// deadline stays after the message, harmless (the next one sets its own
-// first) and still bounding the answer's last bytes; an HTTP/2 deadline
-// resets the stream when it passes, even an idle one, so there it is
-// cleared until the next message.
-func (st *stream) write(b []byte) bool {
-	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
-	_, err := st.w.Write(b)
-	if err == nil {
-		err = st.rc.Flush()
-	}
-	if st.h2 {
-		_ = st.rc.SetWriteDeadline(time.Time{})
-	}
-	return err == nil
-}
-
-// send writes one JSON-RPC notification as an SSE message.
-func (st *stream) send(method string, params any) bool {
-	p, err := marshal(params)
-	if err != nil {
-		return false
-	}
-	b := append([]byte("event: message\ndata: "), `{"jsonrpc":"2.0","method":`...)
-	b = appendString(b, method)
-	b = append(b, `,"params":`...)
-	b = append(b, p...)
-	b = append(b, "}\n\n"...)
-	return st.write(b)
-}
-
-// sendRaw writes one already encoded JSON-RPC message as an SSE message.
-func (st *stream) sendRaw(msg []byte) bool {
-	b := append([]byte("event: message\ndata: "), msg...)
-	b = append(b, "\n\n"...)
-	return st.write(b)
-}
-
-func (st *stream) comment() bool { return st.write([]byte(": keep-alive\n\n")) }
-
-// cancelled ends the stream with notifications/cancelled naming the
-// listen request.
-func (st *stream) cancelled(listenID json.RawMessage, reason string) {
-	st.send(methodNotifyCancelled, struct {
-		Meta      notificationMeta `json:"_meta"`
-		RequestID json.RawMessage  `json:"requestId"`
-		Reason    string           `json:"reason"`
-	}{notificationMeta{SubscriptionID: st.subID}, listenID, reason})
 }
 
 // begin counts one unit of background work unless the server is closing.

@@ -16,9 +16,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 )
 
@@ -125,10 +125,10 @@ func (s *Server) projectInterrupt(ctx context.Context, sub interop.Subject, run 
 }
 
 func (s *Server) interruptURL(ctx context.Context, sub interop.Subject, run *interop.Run, in interop.Interrupt) string {
-	if s.cfg.InterruptURL == nil {
+	if s.opts.InterruptURL == nil {
 		return ""
 	}
-	return s.cfg.InterruptURL(ctx, sub, *run, in)
+	return s.opts.InterruptURL(ctx, sub, *run, in)
 }
 
 // credentialOf returns a credential interrupt's provider and connectUrl,
@@ -163,7 +163,7 @@ func connectURLOf(cd *interop.CredentialData) string {
 func formSchema(in interop.Interrupt) (json.RawMessage, bool) {
 	if len(bytes.TrimSpace(in.ResumeSchema)) == 0 {
 		if in.Kind == interop.InterruptApproval && len(in.Actions) > 0 {
-			b, err := marshal(map[string]any{
+			b, err := mount.Marshal(map[string]any{
 				"type":       "object",
 				"properties": map[string]any{"action": map[string]any{"type": "string", "enum": in.Actions}},
 				"required":   []string{"action"},
@@ -207,7 +207,7 @@ func formSchema(in interop.Interrupt) (json.RawMessage, bool) {
 	if out.Properties == nil {
 		out.Properties = map[string]map[string]json.RawMessage{}
 	}
-	b, err := marshal(out)
+	b, err := mount.Marshal(out)
 	return b, err == nil
 }
 
@@ -260,11 +260,11 @@ func (s *Server) inputRequired(inv *invocation, run *interop.Run, p projection, 
 	if derr != nil {
 		return nil, derr
 	}
-	state, err := s.cfg.Sealer.Seal(inv.c.subject, sealed.Grant{RunID: run.ID, InterruptIDs: p.ids, Round: round + 1, RequestDigest: digest})
+	state, err := s.deps.Sealer.Seal(inv.c.subject, sealed.Grant{RunID: run.ID, InterruptIDs: p.ids, Round: round + 1, RequestDigest: digest})
 	if err != nil {
 		return nil, err
 	}
-	return marshal(struct {
+	return mount.Marshal(struct {
 		ResultType    string                  `json:"resultType"`
 		InputRequests map[string]inputRequest `json:"inputRequests"`
 		RequestState  string                  `json:"requestState"`
@@ -304,28 +304,24 @@ func parseElicitResult(raw json.RawMessage) (elicitResult, bool) {
 
 // retry serves a tools/call of a workflow that carries a requestState
 // (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2; interop.md §The MCP round ceiling). Every refusal leaves the run as it was.
-func (s *Server) retry(w http.ResponseWriter, r *http.Request, inv *invocation) {
-	c := inv.c
+func (s *Server) retry(ctx context.Context, inv *invocation) (answer, error) {
 	digest, derr := inv.digest()
 	if derr != nil {
-		s.writeError(w, r, c.msg.id, derr)
-		return
+		return answer{}, derr
 	}
-	claims, err := s.openState(r.Context(), c, inv.params.requestState, digest)
+	claims, err := s.openState(ctx, inv.c.subject, inv.params.requestState, digest)
 	if err == nil && claims.RunID == "" {
 		err = errInvalidState // a host grant never resumes a run
 	}
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
-	s.resumeRun(w, r, inv, claims)
+	return s.resumeRun(ctx, inv, claims)
 }
 
 // resumeRun resolves the interrupts a valid run grant names with the
 // retry's inputResponses and answers the run's next state.
-func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, inv *invocation, claims sealed.Claims) {
-	ctx := r.Context()
+func (s *Server) resumeRun(ctx context.Context, inv *invocation, claims sealed.Claims) (answer, error) {
 	c := inv.c
 	answers := make(map[string]elicitResult, len(claims.InterruptIDs))
 	for _, id := range claims.InterruptIDs {
@@ -335,20 +331,18 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, inv *invocati
 		}
 		er, ok := parseElicitResult(raw)
 		if !ok {
-			s.answerError(w, r, inv, errMalformedResponses)
-			return
+			return answer{}, errMalformedResponses
 		}
 		answers[id] = er
 	}
-	run, err := s.cfg.Store.GetRun(ctx, c.subject, claims.RunID)
+	run, err := s.deps.Store.GetRun(ctx, c.subject, claims.RunID)
 	if err != nil {
 		if errors.Is(err, interop.ErrNotFound) {
 			err = errInvalidState
 		}
-		s.answerError(w, r, inv, err)
-		return
+		return answer{}, err
 	}
-	f := s.own(r, c, run.ID)
+	s.own(c, run.ID)
 	for _, id := range claims.InterruptIDs {
 		er, ok := answers[id]
 		if !ok {
@@ -359,22 +353,20 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request, inv *invocati
 			continue // answered elsewhere or withdrawn: nothing to resolve
 		}
 		outcome, value := resolution(in, er)
-		updated, err := s.cfg.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{RunID: run.ID, InterruptID: id, Outcome: outcome, Value: value})
+		updated, err := s.deps.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{RunID: run.ID, InterruptID: id, Outcome: outcome, Value: value})
 		if err == nil {
 			run = updated
 			continue
 		}
 		if e := resolveError(in, err); e != nil {
-			f.deliver(func() bool { return s.answerError(w, r, inv, e) })
-			return
+			return answer{}, e
 		}
 	}
-	latest, err := s.cfg.Store.GetRun(ctx, c.subject, run.ID)
+	latest, err := s.deps.Store.GetRun(ctx, c.subject, run.ID)
 	if err != nil {
-		f.deliver(func() bool { return s.answerError(w, r, inv, err) })
-		return
+		return answer{}, err
 	}
-	s.respond(w, r, inv, f, latest, claims.Round)
+	return s.respond(ctx, inv, latest, claims.Round)
 }
 
 // openInterrupt finds an open interrupt of run.

@@ -294,7 +294,7 @@ func TestMRTRMalformedResponses(t *testing.T) {
 // TestMRTRMaxRounds: a retry beyond mcp.mrtr.maxRounds is -32602 with
 // reason mcp_mrtr_rounds_exceeded and changes nothing (OpenWOP interop.md §The MCP round ceiling).
 func TestMRTRMaxRounds(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.MaxRounds = 2 })
+	e := newEnv(t, func(c *testConfig) { c.MaxRounds = 2 })
 	q := e.call("conformance-approval", nil)
 	ir := e.ask(t, q) // round 1
 	for range 2 {     // rounds 2 and 3 are asked; retries 1 and 2 are allowed
@@ -393,7 +393,7 @@ func (s credentialRefusingStore) ResolveInterrupt(ctx context.Context, sub inter
 // TestMRTRCredentialStillMissing: an accept while the credential is still
 // missing asks again with the same URL instead of failing (OpenWOP RFC 0199 §D.2).
 func TestMRTRCredentialStillMissing(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Store = credentialRefusingStore{c.Store} })
+	e := newEnv(t, func(c *testConfig) { c.Store = credentialRefusingStore{c.Store} })
 	q := e.call(wfCredential, nil)
 	q.caps = `{"elicitation":{"url":{}}}`
 	ir := e.ask(t, q)
@@ -409,7 +409,7 @@ func TestMRTRCredentialStillMissing(t *testing.T) {
 // page in URL mode when the request declared it, and is never asked as a
 // form (OpenWOP RFC 0199 §C.6, §D.2; interop map, mcp.mrtr).
 func TestMRTRInterruptURL(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *testConfig) {
 		c.InterruptURL = func(_ context.Context, s interop.Subject, run interop.Run, in interop.Interrupt) string {
 			return "https://host.example/interrupts/" + in.Key + "?for=" + s.Principal
 		}

@@ -10,69 +10,68 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // errUnknownTool answers a tool the caller cannot call.
 var errUnknownTool = errInvalidParams("Invalid params: unknown tool")
 
 // nativeCall serves tools/call of a native tool.
-func (s *Server) nativeCall(w http.ResponseWriter, r *http.Request, inv *invocation) {
+func (s *Server) nativeCall(ctx context.Context, inv *invocation) (answer, error) {
 	c := inv.c
 	digest, derr := inv.digest()
 	if derr != nil {
-		s.writeError(w, r, c.msg.id, derr)
-		return
+		return answer{}, derr
 	}
-	round, runClaims, err := s.hostRound(r.Context(), c, inv.params.roundParams, digest)
+	round, runClaims, err := s.hostRound(ctx, c, inv.params.roundParams, digest)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
 	if runClaims != nil {
 		// The tool handed the call to a run, which then asked for input.
-		s.resumeRun(w, r, inv, *runClaims)
-		return
+		return s.resumeRun(ctx, inv, *runClaims)
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer s.inflight.addCall(flightKey(r, c.subject, c.msg.id), cancel)()
+	defer s.inflight.addCall(flightKey(c.r, c.subject, c.msg.id), cancel)()
 
 	tc := &ToolCall{Name: inv.tool.name, Arguments: inv.params.args, InputRound: round}
 	if tok, ok := progressToken(c.meta); ok {
-		tc.progress = &progressSink{token: tok, start: func() *stream { return s.openStream(w, r, nil) }}
+		tc.progress = &progressSink{token: tok, out: c.notifier}
 	}
-	res, err := s.callTool(ctx, c.subject, tc)
+	res, err := s.callTool(callCtx, c.subject, tc)
 	if tc.progress != nil {
-		inv.sse = tc.progress.finish()
+		tc.progress.finish()
 	}
-	if r.Context().Err() != nil {
-		return // the client is gone; nobody reads an answer
+	if ctx.Err() != nil {
+		return answer{}, errNoAnswer // the client is gone; nobody reads an answer
 	}
-	if err != nil && ctx.Err() != nil {
+	if err != nil && callCtx.Err() != nil {
 		// notifications/cancelled stopped the call: like a cancelled run.
-		body, err := toolError("The tool call was cancelled.")
-		s.answerResult(w, r, inv, body, err)
-		return
+		return bodyAnswer(toolError("The tool call was cancelled."))
 	}
 	if err != nil {
-		s.answerError(w, r, inv, hostError(err, errUnknownTool))
-		return
+		return answer{}, hostError(err, errUnknownTool)
 	}
 	switch n := outcomes(&res); {
 	case n != 1:
-		s.answerError(w, r, inv, fmt.Errorf("mcp: native tool %q returned %d outcomes, want exactly one", inv.tool.name, n))
+		return answer{}, fmt.Errorf("mcp: native tool %q returned %d outcomes, want exactly one", inv.tool.name, n)
 	case res.Handoff != nil:
-		s.handoff(w, r, inv, res.Handoff, round.Round)
+		return s.handoff(ctx, inv, res.Handoff, round.Round)
 	case res.Input != nil:
-		body, err := s.hostInputRequired(c, digest, round.Round, res.Input)
-		s.answerResult(w, r, inv, body, err)
-	default:
-		body, err := encodeToolResult(&res)
-		s.answerResult(w, r, inv, body, err)
+		return bodyAnswer(s.hostInputRequired(c, digest, round.Round, res.Input))
 	}
+	return bodyAnswer(encodeToolResult(&res))
+}
+
+// bodyAnswer is body as a result, or err when it is set.
+func bodyAnswer(body []byte, err error) (answer, error) {
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{body: body}, nil
 }
 
 // callTool calls the host's tool. A panic there answers as an internal
@@ -80,16 +79,7 @@ func (s *Server) nativeCall(w http.ResponseWriter, r *http.Request, inv *invocat
 // (recover.go).
 func (s *Server) callTool(ctx context.Context, sub interop.Subject, tc *ToolCall) (res ToolResult, err error) {
 	defer s.catchToolPanic(ctx, &err)
-	return s.cfg.Tools.CallTool(ctx, sub, tc)
-}
-
-// answerResult sends result, or err when it is set.
-func (s *Server) answerResult(w http.ResponseWriter, r *http.Request, inv *invocation, result []byte, err error) {
-	if err != nil {
-		s.answerError(w, r, inv, err)
-		return
-	}
-	s.answer(w, r, inv, result)
+	return s.opts.Tools.CallTool(ctx, sub, tc)
 }
 
 // outcomes counts how many of a ToolResult's exclusive outcomes are set.
@@ -116,7 +106,7 @@ func encodeToolResult(res *ToolResult) ([]byte, error) {
 	if content == nil {
 		content = []Content{}
 	}
-	return marshal(struct {
+	return mount.Marshal(struct {
 		ResultType        string          `json:"resultType"`
 		Content           []Content       `json:"content"`
 		StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
@@ -127,9 +117,9 @@ func encodeToolResult(res *ToolResult) ([]byte, error) {
 // handoff continues a native call as a run of one of the caller's
 // workflows and answers it as a call of that workflow would be answered,
 // with the native tool's task support (host.go Handoff).
-func (s *Server) handoff(w http.ResponseWriter, r *http.Request, inv *invocation, h *Handoff, round int) {
+func (s *Server) handoff(ctx context.Context, inv *invocation, h *Handoff, round int) (answer, error) {
 	c := inv.c
-	run, _, err := s.cfg.Store.CreateRun(context.WithoutCancel(r.Context()), c.subject, interop.CreateRunRequest{
+	run, _, err := s.deps.Store.CreateRun(context.WithoutCancel(ctx), c.subject, interop.CreateRunRequest{
 		WorkflowID:    h.WorkflowID,
 		Inputs:        rawObject(h.Inputs),
 		Transport:     interop.TransportMCP,
@@ -139,14 +129,12 @@ func (s *Server) handoff(w http.ResponseWriter, r *http.Request, inv *invocation
 	if err != nil {
 		if errors.Is(err, interop.ErrNotFound) {
 			// The host named a workflow the caller cannot run: its bug.
-			err = fmt.Errorf("mcp: native tool %q handed off to an unknown workflow: %w", inv.tool.name, err)
-		} else {
-			err = createRunError(err)
+			return answer{}, fmt.Errorf("mcp: native tool %q handed off to an unknown workflow: %w", inv.tool.name, err)
 		}
-		s.answerError(w, r, inv, err)
-		return
+		return answer{}, createRunError(err)
 	}
-	s.respond(w, r, inv, s.own(r, c, run.ID), run, round)
+	s.own(c, run.ID)
+	return s.respond(ctx, inv, run, round)
 }
 
 // progressToken returns _meta progressToken when it is a string or an

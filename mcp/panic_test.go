@@ -127,11 +127,11 @@ func quoteIfSpaced(s string) string {
 }
 
 // newPanicEnv is an env over a panicStore, logging into a logRecorder.
-func newPanicEnv(t *testing.T, opts ...func(*Config)) (*env, *panicStore, *logRecorder) {
+func newPanicEnv(t *testing.T, opts ...func(*testConfig)) (*env, *panicStore, *logRecorder) {
 	t.Helper()
 	ps := &panicStore{}
 	logs := &logRecorder{}
-	opts = append(opts, func(c *Config) {
+	opts = append(opts, func(c *testConfig) {
 		ps.Store = c.Store.(*memstore.Store)
 		c.Store = ps
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
@@ -161,7 +161,7 @@ func TestPanicAnswersRequest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e, ps, logs := newPanicEnv(t, withTasks, func(c *Config) {
+			e, ps, logs := newPanicEnv(t, withTasks, func(c *testConfig) {
 				c.Subjects = interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
 					if r.Header.Get("Authorization") == "Bearer explode" {
 						panic("resolver exploded")
@@ -255,7 +255,7 @@ func TestPanicOnStream(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e, ps, logs := newPanicEnv(t, func(c *Config) { c.Tools = panicTools{} })
+			e, ps, logs := newPanicEnv(t, func(c *testConfig) { c.Tools = panicTools{} })
 			ps.arm(tc.arm)
 			rec := e.do(tc.req)
 			logs.wantOnePanic(t, tc.where)

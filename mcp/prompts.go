@@ -7,12 +7,13 @@ package mcp
 // prompts/get), its requestState bound with sealed.OperationDigest.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 )
 
@@ -23,7 +24,7 @@ var (
 
 // refuseCursor answers a cursor on a list the mount sends as one page: it
 // never issued one, so any cursor is unknown.
-func refuseCursor(c *call) *rpcError {
+func refuseCursor(c *call) *Error {
 	if raw, ok := c.msg.params["cursor"]; ok && string(raw) != "null" {
 		return errUnknownCursor
 	}
@@ -33,14 +34,14 @@ func refuseCursor(c *call) *rpcError {
 // listResult encodes a one-page list result with the cache hints every
 // list carries (OpenWOP interop map, mcp.cache): private, because each list is the caller's.
 func (s *Server) listResult(member string, items any) ([]byte, error) {
-	b, err := marshal(items)
+	b, err := mount.Marshal(items)
 	if err != nil {
 		return nil, err
 	}
 	out := []byte(`{"resultType":"complete","ttlMs":`)
 	out = fmt.Appendf(out, "%d", s.listTTLMs())
 	out = append(out, `,"cacheScope":"private",`...)
-	out = appendString(out, member)
+	out = mount.AppendString(out, member)
 	out = append(out, ':')
 	out = append(out, b...)
 	return append(out, '}'), nil
@@ -48,15 +49,15 @@ func (s *Server) listResult(member string, items any) ([]byte, error) {
 
 // prompts returns the caller's prompts sorted by name, without nameless
 // or repeated ones.
-func (s *Server) prompts(r *http.Request, c *call) ([]Prompt, error) {
-	ps, err := s.cfg.Prompts.ListPrompts(r.Context(), c.subject)
+func (s *Server) prompts(ctx context.Context, c *call) ([]Prompt, error) {
+	ps, err := s.opts.Prompts.ListPrompts(ctx, c.subject)
 	if err != nil {
 		return nil, fmt.Errorf("list prompts: %w", err)
 	}
 	out := make([]Prompt, 0, len(ps))
 	for _, p := range ps {
 		if p.Name == "" {
-			s.log.WarnContext(r.Context(), "mcp: prompt without a name left out of prompts/list")
+			s.log.WarnContext(ctx, "mcp: prompt without a name left out of prompts/list")
 			continue
 		}
 		out = append(out, p)
@@ -66,34 +67,23 @@ func (s *Server) prompts(r *http.Request, c *call) ([]Prompt, error) {
 }
 
 // promptsList answers prompts/list.
-func (s *Server) promptsList(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) promptsList(ctx context.Context, c *call) (answer, error) {
 	if e := refuseCursor(c); e != nil {
-		s.writeError(w, r, c.msg.id, e)
-		return
+		return answer{}, e
 	}
-	ps, err := s.prompts(r, c)
-	if err == nil {
-		var body []byte
-		if body, err = s.listResult("prompts", ps); err == nil {
-			s.writeResult(w, r, c.msg.id, body)
-			return
-		}
+	ps, err := s.prompts(ctx, c)
+	if err != nil {
+		return answer{}, err
 	}
-	s.writeError(w, r, c.msg.id, err)
+	return bodyAnswer(s.listResult("prompts", ps))
 }
 
 // promptsGet answers prompts/get.
-func (s *Server) promptsGet(w http.ResponseWriter, r *http.Request, c *call) {
-	body, err := s.getPrompt(r, c)
-	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
-	}
-	s.writeResult(w, r, c.msg.id, body)
+func (s *Server) promptsGet(ctx context.Context, c *call) (answer, error) {
+	return bodyAnswer(s.getPrompt(ctx, c))
 }
 
-func (s *Server) getPrompt(r *http.Request, c *call) ([]byte, error) {
-	ctx := r.Context()
+func (s *Server) getPrompt(ctx context.Context, c *call) ([]byte, error) {
 	var name string
 	if json.Unmarshal(c.msg.params["name"], &name) != nil {
 		return nil, errInvalidParams("Invalid params: name must be a string")
@@ -112,7 +102,7 @@ func (s *Server) getPrompt(r *http.Request, c *call) ([]byte, error) {
 	if perr != nil {
 		return nil, perr
 	}
-	ps, err := s.prompts(r, c)
+	ps, err := s.prompts(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +129,7 @@ func (s *Server) getPrompt(r *http.Request, c *call) ([]byte, error) {
 	if runClaims != nil {
 		return nil, errInvalidState // a prompt never resumes a run
 	}
-	res, err := s.cfg.Prompts.GetPrompt(ctx, c.subject, &PromptRequest{Name: name, Arguments: args, InputRound: round})
+	res, err := s.opts.Prompts.GetPrompt(ctx, c.subject, &PromptRequest{Name: name, Arguments: args, InputRound: round})
 	if err != nil {
 		return nil, hostError(err, errUnknownPrompt)
 	}
@@ -153,7 +143,7 @@ func (s *Server) getPrompt(r *http.Request, c *call) ([]byte, error) {
 	if messages == nil {
 		messages = []PromptMessage{}
 	}
-	return marshal(struct {
+	return mount.Marshal(struct {
 		ResultType  string          `json:"resultType"`
 		Description string          `json:"description,omitempty"`
 		Messages    []PromptMessage `json:"messages"`

@@ -24,43 +24,14 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"runtime/debug"
-	"sync/atomic"
 )
-
-// exchange is one request as serveHTTP follows it: the ResponseWriter
-// every handler writes through, which notes when the answer began, the
-// request id once known, and the request's call once guarded — one
-// allocation for all three.
-type exchange struct {
-	http.ResponseWriter
-	// begun is set by the first WriteHeader or Write; a native tool's
-	// progress may write from the host's goroutine.
-	begun atomic.Bool
-	id    json.RawMessage
-	call  call
-}
-
-func (x *exchange) WriteHeader(status int) {
-	x.begun.Store(true)
-	x.ResponseWriter.WriteHeader(status)
-}
-
-func (x *exchange) Write(b []byte) (int, error) {
-	x.begun.Store(true)
-	return x.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection (flushes,
-// deadlines).
-func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
 // recoverRequest, deferred by serveHTTP, answers a request whose handler
 // panicked. http.ErrAbortHandler is net/http's way to abort a response
 // on purpose and is passed on.
-func (s *Server) recoverRequest(x *exchange, r *http.Request) {
+func (s *Server) recoverRequest(x *exchange) {
 	v := recover()
 	if v == nil {
 		return
@@ -68,13 +39,8 @@ func (s *Server) recoverRequest(x *exchange, r *http.Request) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	s.logPanic(r.Context(), "request", v)
-	switch {
-	case !x.begun.Load():
-		s.writeError(x, r, x.id, errInternal())
-	case x.Header().Get("Content-Type") == contentTypeSSE:
-		s.streamOn(x, r, nil).sendRaw(appendError(nil, x.id, errInternal()))
-	}
+	s.logPanic(x.r.Context(), "request", v)
+	s.writePanicked(x)
 }
 
 // recoverIn, deferred directly by a goroutine the mount starts, stops a

@@ -7,14 +7,15 @@ package mcp
 // "Resource not found" with data.uri, never an empty contents array.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 )
 
@@ -23,69 +24,49 @@ const maxResourceURI = 2048
 
 // resourcesList answers resources/list: the caller's resources sorted by
 // URI, without ones lacking a URI or a name.
-func (s *Server) resourcesList(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) resourcesList(ctx context.Context, c *call) (answer, error) {
 	if e := refuseCursor(c); e != nil {
-		s.writeError(w, r, c.msg.id, e)
-		return
+		return answer{}, e
 	}
-	list, err := s.cfg.Resources.ListResources(r.Context(), c.subject)
+	list, err := s.opts.Resources.ListResources(ctx, c.subject)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, fmt.Errorf("list resources: %w", err))
-		return
+		return answer{}, fmt.Errorf("list resources: %w", err)
 	}
 	list = slices.DeleteFunc(slices.Clone(list), func(x Resource) bool { return x.URI == "" || x.Name == "" })
 	slices.SortStableFunc(list, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
 	list = slices.CompactFunc(list, func(a, b Resource) bool { return a.URI == b.URI })
-	body, err := s.listResult("resources", list)
-	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
-	}
-	s.writeResult(w, r, c.msg.id, body)
+	return bodyAnswer(s.listResult("resources", list))
 }
 
 // resourceTemplatesList answers resources/templates/list, sorted by URI
 // template.
-func (s *Server) resourceTemplatesList(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) resourceTemplatesList(ctx context.Context, c *call) (answer, error) {
 	if e := refuseCursor(c); e != nil {
-		s.writeError(w, r, c.msg.id, e)
-		return
+		return answer{}, e
 	}
-	list, err := s.cfg.Resources.ListResourceTemplates(r.Context(), c.subject)
+	list, err := s.opts.Resources.ListResourceTemplates(ctx, c.subject)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, fmt.Errorf("list resource templates: %w", err))
-		return
+		return answer{}, fmt.Errorf("list resource templates: %w", err)
 	}
 	list = slices.DeleteFunc(slices.Clone(list), func(x ResourceTemplate) bool { return x.URITemplate == "" || x.Name == "" })
 	slices.SortStableFunc(list, func(a, b ResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
 	list = slices.CompactFunc(list, func(a, b ResourceTemplate) bool { return a.URITemplate == b.URITemplate })
-	body, err := s.listResult("resourceTemplates", list)
-	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
-	}
-	s.writeResult(w, r, c.msg.id, body)
+	return bodyAnswer(s.listResult("resourceTemplates", list))
 }
 
 // uriError is a -32602 naming the URI the request asked for.
-func uriError(message, uri string) *rpcError {
+func uriError(message, uri string) *Error {
 	return errInvalidParams(message).withData(struct {
 		URI string `json:"uri"`
 	}{uri})
 }
 
 // resourcesRead answers resources/read.
-func (s *Server) resourcesRead(w http.ResponseWriter, r *http.Request, c *call) {
-	body, err := s.readResource(r, c)
-	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
-	}
-	s.writeResult(w, r, c.msg.id, body)
+func (s *Server) resourcesRead(ctx context.Context, c *call) (answer, error) {
+	return bodyAnswer(s.readResource(ctx, c))
 }
 
-func (s *Server) readResource(r *http.Request, c *call) ([]byte, error) {
-	ctx := r.Context()
+func (s *Server) readResource(ctx context.Context, c *call) ([]byte, error) {
 	var uri string
 	if json.Unmarshal(c.msg.params["uri"], &uri) != nil {
 		return nil, errInvalidParams("Invalid params: uri must be a string")
@@ -110,7 +91,7 @@ func (s *Server) readResource(r *http.Request, c *call) ([]byte, error) {
 		return nil, errInvalidState // a read never resumes a run
 	}
 	notFound := uriError("Resource not found", uri)
-	res, err := s.cfg.Resources.ReadResource(ctx, c.subject, &ResourceRequest{URI: norm, InputRound: round})
+	res, err := s.opts.Resources.ReadResource(ctx, c.subject, &ResourceRequest{URI: norm, InputRound: round})
 	if err != nil {
 		return nil, hostError(err, notFound)
 	}
@@ -127,7 +108,7 @@ func (s *Server) readResource(r *http.Request, c *call) ([]byte, error) {
 	if res.Public {
 		scope = "public"
 	}
-	return marshal(struct {
+	return mount.Marshal(struct {
 		ResultType string             `json:"resultType"`
 		TTLMs      int64              `json:"ttlMs"`
 		CacheScope string             `json:"cacheScope"`

@@ -98,7 +98,7 @@ func TestStreamsOutliveServerTimeouts(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		proto := map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2]
 		t.Run(proto+"/progress", func(t *testing.T) {
-			e := newEnv(t, func(c *Config) {
+			e := newEnv(t, func(c *testConfig) {
 				c.Tools = &streamTools{pause: outlive}
 				c.StreamWriteTimeout = writeTimeout
 			})
@@ -114,7 +114,7 @@ func TestStreamsOutliveServerTimeouts(t *testing.T) {
 			}
 		})
 		t.Run(proto+"/listen", func(t *testing.T) {
-			e := newEnv(t, withTasks, func(c *Config) { c.StreamWriteTimeout = writeTimeout })
+			e := newEnv(t, withTasks, func(c *testConfig) { c.StreamWriteTimeout = writeTimeout })
 			ts := e.serveWith(h2, serverTimeout, serverTimeout)
 			taskID, _ := e.startTask("waits")
 			stream := openStream(t, ts, rpc{method: "subscriptions/listen", id: `"sub-1"`, caps: tasksCaps,
@@ -148,7 +148,7 @@ func TestStreamWriteTimeoutCutsStalledClient(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2], func(t *testing.T) {
 			tools := &streamTools{ended: make(chan error, 1)}
-			e := newEnv(t, func(c *Config) {
+			e := newEnv(t, func(c *testConfig) {
 				c.Tools = tools
 				c.StreamWriteTimeout = 200 * time.Millisecond
 			})

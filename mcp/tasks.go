@@ -12,12 +12,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // taskJSON is a Task and its derived shapes: CreateTaskResult (resultType
@@ -61,12 +61,12 @@ func (s *Server) task(run *interop.Run, status mapping.TaskStatus) taskJSON {
 		CreatedAt:     timestamp(run.CreatedAt),
 		LastUpdatedAt: timestamp(run.StatusAt),
 	}
-	if s.cfg.TaskTTL > 0 {
-		ms := s.cfg.TaskTTL.Milliseconds()
+	if s.opts.TaskTTL > 0 {
+		ms := s.opts.TaskTTL.Milliseconds()
 		t.TTLMs = &ms
 	}
-	if s.cfg.PollInterval > 0 {
-		t.PollIntervalMs = s.cfg.PollInterval.Milliseconds()
+	if s.opts.PollInterval > 0 {
+		t.PollIntervalMs = s.opts.PollInterval.Milliseconds()
 	}
 	return t
 }
@@ -80,7 +80,7 @@ func (s *Server) createTaskResult(run *interop.Run) ([]byte, error) {
 	}
 	t := s.task(run, status)
 	t.ResultType = "task"
-	return marshal(t)
+	return mount.Marshal(t)
 }
 
 // detailedTask projects run as tasks/get would (OpenWOP interop map, mcp.tasks.status): inputRequests
@@ -113,7 +113,7 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 		t.Error = &taskError{Code: codeInternalError, Message: "The task failed in the host."}
 		if required := requiredByReason(run.CancelReason); required != "" {
 			e := missingCapability(required)
-			t.Error = &taskError{Code: e.code, Message: e.message, Data: e.data}
+			t.Error = &taskError{Code: e.Code, Message: e.Message, Data: e.Data}
 		}
 	}
 	return t, nil
@@ -162,7 +162,7 @@ func (s *Server) guardInput(sub interop.Subject, run interop.Run, caps ClientCap
 		if s.stopUnanswerable(ctx, sub, run, caps) {
 			return
 		}
-		events, err := s.cfg.Store.WatchRun(ctx, sub, run.ID, run.LastSequence)
+		events, err := s.deps.Store.WatchRun(ctx, sub, run.ID, run.LastSequence)
 		if err != nil {
 			return
 		}
@@ -173,7 +173,7 @@ func (s *Server) guardInput(sub interop.Subject, run interop.Run, caps ClientCap
 			if ev.Type != interop.EventNodeSuspended {
 				continue
 			}
-			latest, err := s.cfg.Store.GetRun(ctx, sub, run.ID)
+			latest, err := s.deps.Store.GetRun(ctx, sub, run.ID)
 			if err != nil || s.stopUnanswerable(ctx, sub, latest, caps) {
 				return
 			}
@@ -196,7 +196,7 @@ func (s *Server) stopUnanswerable(ctx context.Context, sub interop.Subject, run 
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer cancel()
-	if _, err := s.cfg.Store.CancelRun(cctx, sub, run.ID, missingCapabilityReason(required)); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
+	if _, err := s.deps.Store.CancelRun(cctx, sub, run.ID, missingCapabilityReason(required)); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
 		s.log.Warn("mcp: cancelling a run nobody can answer failed", "error", err)
 	}
 	return true
@@ -220,7 +220,7 @@ func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
 	if err != nil || isolation.CheckReadable(c.subject, runID) != nil {
 		return interop.Run{}, errUnknownTask
 	}
-	run, err := s.cfg.Store.GetRun(ctx, c.subject, runID)
+	run, err := s.deps.Store.GetRun(ctx, c.subject, runID)
 	if err != nil {
 		if errors.Is(isolation.GateError(err), interop.ErrNotFound) {
 			return interop.Run{}, errUnknownTask
@@ -231,19 +231,17 @@ func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
 }
 
 // tasksGet answers tasks/get: a read that appends nothing (OpenWOP interop.md §MCP tasks and cancellation).
-func (s *Server) tasksGet(w http.ResponseWriter, r *http.Request, c *call) {
-	run, err := s.taskRun(r.Context(), c)
+func (s *Server) tasksGet(ctx context.Context, c *call) (answer, error) {
+	run, err := s.taskRun(ctx, c)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
-	t, err := s.detailedTask(r.Context(), c.subject, &run)
+	t, err := s.detailedTask(ctx, c.subject, &run)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
 	t.ResultType = "complete"
-	s.writeResultValue(w, r, c, t)
+	return answerOf(t)
 }
 
 // ack is the empty acknowledgement of tasks/update and tasks/cancel.
@@ -254,18 +252,15 @@ var ack = []byte(`{"resultType":"complete"}`)
 // caller as resolver; keys that are not open (never issued, already
 // answered, withdrawn) resolve nothing. A refusal the store gives the
 // caller (not an eligible approver, a value it refuses) is -32602.
-func (s *Server) tasksUpdate(w http.ResponseWriter, r *http.Request, c *call) {
-	ctx := r.Context()
+func (s *Server) tasksUpdate(ctx context.Context, c *call) (answer, error) {
 	run, err := s.taskRun(ctx, c)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
 	var responses map[string]json.RawMessage
 	raw, ok := c.msg.params["inputResponses"]
 	if !ok || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &responses) != nil {
-		s.writeError(w, r, c.msg.id, errMalformedResponses)
-		return
+		return answer{}, errMalformedResponses
 	}
 	answers := map[string]elicitResult{}
 	for _, in := range run.Interrupts {
@@ -275,8 +270,7 @@ func (s *Server) tasksUpdate(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		er, ok := parseElicitResult(raw)
 		if !ok {
-			s.writeError(w, r, c.msg.id, errMalformedResponses)
-			return
+			return answer{}, errMalformedResponses
 		}
 		answers[in.ID] = er
 	}
@@ -286,38 +280,33 @@ func (s *Server) tasksUpdate(w http.ResponseWriter, r *http.Request, c *call) {
 			continue
 		}
 		outcome, value := resolution(in, er)
-		_, err := s.cfg.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{RunID: run.ID, InterruptID: in.ID, Outcome: outcome, Value: value})
+		_, err := s.deps.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{RunID: run.ID, InterruptID: in.ID, Outcome: outcome, Value: value})
 		if err != nil {
 			if e := resolveError(in, err); e != nil {
-				s.writeError(w, r, c.msg.id, e)
-				return
+				return answer{}, e
 			}
 		}
 	}
-	s.writeResult(w, r, c.msg.id, ack)
+	return answer{body: ack}, nil
 }
 
 // tasksCancel answers tasks/cancel (OpenWOP interop map, mcp.tasks): an acknowledgement that
 // cancels the run as cancelRun would; a finished run is acknowledged and
 // nothing is appended.
-func (s *Server) tasksCancel(w http.ResponseWriter, r *http.Request, c *call) {
-	ctx := r.Context()
+func (s *Server) tasksCancel(ctx context.Context, c *call) (answer, error) {
 	run, err := s.taskRun(ctx, c)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
 	if !run.Status.Terminal() {
-		_, err = s.cfg.Store.CancelRun(context.WithoutCancel(ctx), c.subject, run.ID, ReasonTaskCancelled)
+		_, err = s.deps.Store.CancelRun(context.WithoutCancel(ctx), c.subject, run.ID, ReasonTaskCancelled)
 		switch {
 		case err == nil, errors.Is(err, interop.ErrRunTerminal):
 		case errors.Is(isolation.GateError(err), interop.ErrNotFound):
-			s.writeError(w, r, c.msg.id, errUnknownTask)
-			return
+			return answer{}, errUnknownTask
 		default:
-			s.writeError(w, r, c.msg.id, err)
-			return
+			return answer{}, err
 		}
 	}
-	s.writeResult(w, r, c.msg.id, ack)
+	return answer{body: ack}, nil
 }

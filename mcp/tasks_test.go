@@ -126,7 +126,7 @@ func TestTaskHostFault(t *testing.T) {
 	if err != nil || func() bool { s, _ := m.MCPTaskStatus(interop.StatusFailed); return s != mapping.TaskFailed }() {
 		t.Fatalf("could not derive a map with a failed task status (%v)", err)
 	}
-	e := newEnv(t, withTasks, func(c *Config) { c.Map = m })
+	e := newEnv(t, withTasks, func(c *testConfig) { c.Map = m })
 	taskID, run := e.startTask("conformance-failure")
 	e.waitStatus(alice, run.ID, interop.StatusFailed)
 	got := result(t, e.do(taskReq("tasks/get", taskID, nil)))
@@ -377,7 +377,7 @@ func (g *gateStore) GetRun(ctx context.Context, s interop.Subject, runID string)
 // is still reported, and the stream still ends.
 func TestListenReportsRunFinishedBeforeItsWatch(t *testing.T) {
 	gs := &gateStore{open: make(chan struct{})}
-	e := newEnv(t, withTasks, func(c *Config) {
+	e := newEnv(t, withTasks, func(c *testConfig) {
 		gs.Store = c.Store.(*memstore.Store)
 		c.Store = gs
 	})

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,13 +15,14 @@ import (
 	"github.com/wopinterop/wopinterop/internal/authcache"
 	"github.com/wopinterop/wopinterop/internal/schemacheck"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // discover answers server/discover (OpenWOP interop map, mcp.methods): supportedVersions are the
 // policy's offered revisions in the policy's order, capabilities.extensions
 // exactly the extensions served, and the result is the same for every
 // caller (cacheScope public).
-func (s *Server) discover(w http.ResponseWriter, r *http.Request, c *call) {
+func (s *Server) discover(_ context.Context, _ *call) (answer, error) {
 	type capability struct{}
 	result := struct {
 		ResultType        string   `json:"resultType"`
@@ -36,25 +36,25 @@ func (s *Server) discover(w http.ResponseWriter, r *http.Request, c *call) {
 			Completions *capability                `json:"completions,omitempty"`
 			Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
 		} `json:"capabilities"`
-	}{ResultType: "complete", TTLMs: s.listTTLMs(), CacheScope: "public", SupportedVersions: s.cfg.Policy.Offered()}
+	}{ResultType: "complete", TTLMs: s.listTTLMs(), CacheScope: "public", SupportedVersions: s.deps.Policy.Offered()}
 	// An extension point is advertised exactly when it is configured, so
 	// discovery never promises a method that answers -32601.
-	if s.cfg.Prompts != nil {
+	if s.opts.Prompts != nil {
 		result.Capabilities.Prompts = &capability{}
 	}
-	if s.cfg.Resources != nil {
+	if s.opts.Resources != nil {
 		result.Capabilities.Resources = &capability{}
 	}
-	if s.cfg.Completions != nil {
+	if s.opts.Completions != nil {
 		result.Capabilities.Completions = &capability{}
 	}
-	for _, ext := range s.extensions() {
+	for _, ext := range extensions(s.opts.Tasks) {
 		if result.Capabilities.Extensions == nil {
 			result.Capabilities.Extensions = map[string]json.RawMessage{}
 		}
 		result.Capabilities.Extensions[ext] = json.RawMessage(`{}`)
 	}
-	s.writeResultValue(w, r, c, result)
+	return answerOf(result)
 }
 
 // toolsPageSize is the longest tools/list page; a caller with more tools
@@ -64,11 +64,10 @@ const toolsPageSize = 100
 // toolsList answers tools/list (OpenWOP interop map, mcp.methods): the workflows the caller may
 // start, sorted by name, identical for every connection of the caller and
 // cached per authorization context.
-func (s *Server) toolsList(w http.ResponseWriter, r *http.Request, c *call) {
-	set, err := s.tools.get(r.Context(), c.subject)
+func (s *Server) toolsList(ctx context.Context, c *call) (answer, error) {
+	set, err := s.tools.get(ctx, c.subject)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, err)
-		return
+		return answer{}, err
 	}
 	start := 0
 	if raw, ok := c.msg.params["cursor"]; ok && string(raw) != "null" {
@@ -78,8 +77,7 @@ func (s *Server) toolsList(w http.ResponseWriter, r *http.Request, c *call) {
 			after, ok = decodeCursor(cursor)
 		}
 		if !ok {
-			s.writeError(w, r, c.msg.id, errInvalidParams("Invalid params: unknown cursor"))
-			return
+			return answer{}, errInvalidParams("Invalid params: unknown cursor")
 		}
 		start, _ = slices.BinarySearchFunc(set.sorted, after, func(t *tool, name string) int { return strings.Compare(t.name, name) })
 		if start < len(set.sorted) && set.sorted[start].name == after {
@@ -90,7 +88,7 @@ func (s *Server) toolsList(w http.ResponseWriter, r *http.Request, c *call) {
 	if start != 0 {
 		page = s.encodeToolsPage(set.sorted, start)
 	}
-	s.writeResult(w, r, c.msg.id, page)
+	return answer{body: page}, nil
 }
 
 // tool is one of the caller's tools: a workflow, or a native tool of the
@@ -125,7 +123,7 @@ type toolCache struct {
 const maxToolSets = 4096
 
 func newToolCache(s *Server) *toolCache {
-	return &toolCache{s: s, sets: authcache.New[*toolSet](s.cfg.ListTTL, maxToolSets)}
+	return &toolCache{s: s, sets: authcache.New[*toolSet](s.opts.ListTTL, maxToolSets)}
 }
 
 // get returns the caller's tools, from the cache while fresh.
@@ -154,7 +152,7 @@ func (s *Server) InvalidateTools(tenant string) { s.tools.sets.Invalidate(tenant
 // validated, so it is left out (and logged) rather than served unchecked.
 func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, error) {
 	s := tc.s
-	wfs, err := s.cfg.Store.ListWorkflows(ctx, sub)
+	wfs, err := s.deps.Store.ListWorkflows(ctx, sub)
 	if err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)
 	}
@@ -194,10 +192,10 @@ func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, 
 // the tool out (logged), as for workflows.
 func (tc *toolCache) addNative(ctx context.Context, sub interop.Subject, set *toolSet) error {
 	s := tc.s
-	if s.cfg.Tools == nil {
+	if s.opts.Tools == nil {
 		return nil
 	}
-	natives, err := s.cfg.Tools.ListTools(ctx, sub)
+	natives, err := s.opts.Tools.ListTools(ctx, sub)
 	if err != nil {
 		return fmt.Errorf("list native tools: %w", err)
 	}
@@ -242,10 +240,10 @@ func (s *Server) encodeTool(name, title, description string, inputSchema json.Ra
 		InputSchema json.RawMessage `json:"inputSchema"`
 		Execution   *execution      `json:"execution,omitempty"`
 	}{Name: name, Title: title, Description: description, InputSchema: inputSchema}
-	if s.cfg.Tasks {
+	if s.opts.Tasks {
 		t.Execution = &execution{TaskSupport: support}
 	}
-	return marshal(t)
+	return mount.Marshal(t)
 }
 
 // taskSupport is a tool's execution.taskSupport: "" reads as unset (optional
@@ -277,7 +275,7 @@ func (s *Server) encodeToolsPage(tools []*tool, start int) []byte {
 	b = append(b, ']')
 	if end < len(tools) {
 		b = append(b, `,"nextCursor":`...)
-		b = appendString(b, encodeCursor(tools[end-1].name))
+		b = mount.AppendString(b, encodeCursor(tools[end-1].name))
 	}
 	return append(b, '}')
 }
@@ -319,7 +317,7 @@ func newSchemaCache() *schemaCache { return schemacheck.NewCache() }
 // validateArguments checks arguments against a tool's schema before any
 // run exists (OpenWOP interop map, mcp.methods). The refusal names the first failing location
 // and keyword, never a schema URL.
-func validateArguments(sch *jsonschema.Schema, args json.RawMessage) *rpcError {
+func validateArguments(sch *jsonschema.Schema, args json.RawMessage) *Error {
 	f := schemacheck.Check(sch, args)
 	switch {
 	case f == nil:

@@ -1,9 +1,9 @@
 package mcp
 
-// The JSON-RPC framing of the mount: one message per POST, decoded strictly
-// (member names are matched exactly, unlike encoding/json's struct
-// decoding), and every answer written by exactly two functions: writeResult
-// for results and writeError for everything else. Status mapping:
+// The binding: the one place where the mount turns what an operation
+// returns into HTTP. Operations return a result (a JSON result object, an
+// acceptance, or a stream) or an error; nothing below serveHTTP writes to
+// the ResponseWriter except through this file. Status mapping:
 //
 //	-32700 parse error, -32600 invalid request      400
 //	-32602, -32020, -32021, -32022                  400
@@ -12,14 +12,25 @@ package mcp
 //	-32603 while shutting down (Server.Drain)       503
 //	refusals before the body (405, 401, 403, 413)   their own status, -32600, no id
 //	a body too slow (BodyTimeout)                   408, -32600, no id
+//	a notification                                  202, no body
+//
+// A request that owns a run (inflight.go) hands it over only when its
+// whole answer reached the connection, so an answer to such a request is
+// written through its flight.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // JSON-RPC and MCP error codes the mount produces.
@@ -34,28 +45,28 @@ const (
 	codeUnsupportedVer    = -32022
 )
 
-// rpcError is an error in JSON-RPC shape. Operations return it; writeError
-// is the only place it becomes bytes.
-type rpcError struct {
-	code    int
-	message string
-	// data is the error's data member, already JSON; nil omits it.
-	data json.RawMessage
-	// status overrides the HTTP status the code maps to (401, 403, 405,
-	// 408, 413); 0 means by code.
-	status int
-	// challenge is sent as WWW-Authenticate with a 401.
-	challenge bool
+// Error is a JSON-RPC error in MCP's shape: what the mount answers a
+// request it refuses, and what host middleware in front of the mount hands
+// [WriteError].
+type Error struct {
+	Code    int
+	Message string
+	// Data is the error's data member, already JSON; nil omits it.
+	Data json.RawMessage
+	// Status is the HTTP status the error is sent with; 0 maps it from the
+	// code: -32601 is 404, -32603 is 500, every other code 400. A 401 is
+	// sent with WWW-Authenticate, a 405 with Allow: POST.
+	Status int
 }
 
-func (e *rpcError) Error() string { return "mcp: " + strconv.Itoa(e.code) + " " + e.message }
+func (e *Error) Error() string { return "mcp: " + strconv.Itoa(e.Code) + " " + e.Message }
 
 // httpStatus is the HTTP status the error is sent with.
-func (e *rpcError) httpStatus() int {
-	if e.status != 0 {
-		return e.status
+func (e *Error) httpStatus() int {
+	if e.Status != 0 {
+		return e.Status
 	}
-	switch e.code {
+	switch e.Code {
 	case codeMethodNotFound:
 		return http.StatusNotFound
 	case codeInternalError:
@@ -64,38 +75,260 @@ func (e *rpcError) httpStatus() int {
 	return http.StatusBadRequest
 }
 
-func newError(code int, msg string) *rpcError { return &rpcError{code: code, message: msg} }
+func newError(code int, msg string) *Error { return &Error{Code: code, Message: msg} }
 
 // withData returns e with data set to the JSON encoding of v.
-func (e *rpcError) withData(v any) *rpcError {
-	b, err := marshal(v)
+func (e *Error) withData(v any) *Error {
+	b, err := mount.Marshal(v)
 	if err != nil { // every data value is a plain struct or map of strings
 		panic("mcp: unencodable error data: " + err.Error())
 	}
-	e.data = b
+	e.Data = b
 	return e
 }
 
-func errInvalidParams(msg string) *rpcError { return newError(codeInvalidParams, msg) }
+func errInvalidParams(msg string) *Error { return newError(codeInvalidParams, msg) }
 
-func errInternal() *rpcError { return newError(codeInternalError, "Internal error") }
+func errInternal() *Error { return newError(codeInternalError, "Internal error") }
 
 // errShuttingDown refuses a request that arrives after Server.Drain (or a
 // listen request after Close).
-var errShuttingDown = &rpcError{code: codeInternalError, message: "Server shutting down", status: http.StatusServiceUnavailable}
+var errShuttingDown = &Error{Code: codeInternalError, Message: "Server shutting down", Status: http.StatusServiceUnavailable}
 
 // errCallDrained answers a blocking tools/call whose run was still working
 // when Server.Drain was called; the run was cancelled.
-var errCallDrained = &rpcError{code: codeInternalError, message: "Server shutting down: the tool call was cancelled", status: http.StatusServiceUnavailable}
+var errCallDrained = &Error{Code: codeInternalError, Message: "Server shutting down: the tool call was cancelled", Status: http.StatusServiceUnavailable}
 
-// errAs reports err as an *rpcError, turning anything else into the
-// generic internal error (whose text never reaches the wire).
-func errAs(err error) (*rpcError, bool) {
-	var e *rpcError
-	if errors.As(err, &e) {
+// Refusals a host's middleware shares with the mount's own guard.
+var (
+	errUnauthenticated = &Error{Code: codeInvalidRequest, Message: "Unauthorized: authentication required", Status: http.StatusUnauthorized}
+	errForbidden       = &Error{Code: codeInvalidRequest, Message: "Forbidden: the credential may not use this MCP server", Status: http.StatusForbidden}
+	errBodyTooLarge    = &Error{Code: codeInvalidRequest, Message: "Request body too large", Status: http.StatusRequestEntityTooLarge}
+)
+
+// errNoAnswer is what an operation returns when its client is gone: the
+// binding writes nothing, and a run the request owned is cancelled as for
+// any request that never delivered its answer.
+var errNoAnswer = errors.New("mcp: the client is gone")
+
+// errAs reports err as an *Error, turning anything else into the generic
+// internal error (whose text never reaches the wire).
+func errAs(err error) (*Error, bool) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e, true
 	}
 	return errInternal(), false
+}
+
+// WriteError writes err as an MCP JSON-RPC error response, for host
+// middleware mounted in front of [Server.Handler] that refuses a request
+// before the mount runs (authentication, rate limits, body limits), so
+// that every answer on the MCP endpoint stays in MCP's shape (JSON-RPC 2.0
+// §5.1; MCP 2026-07-28 streamable HTTP transport).
+//
+// id is the request's id as raw JSON, if the middleware read it; nil, or
+// anything but a JSON string or number, omits it, as the mount does for a
+// request refused before its body is read.
+//
+// err may be an [*Error] (the middleware picks code, message, data and
+// HTTP status: a rate limiter answers Status 429 and adds Retry-After),
+// [interop.ErrUnauthenticated] (HTTP 401 with -32600 and
+// `WWW-Authenticate: Bearer` unless the middleware set the header),
+// [interop.ErrForbidden] (HTTP 403, -32600) or an [*http.MaxBytesError]
+// (HTTP 413, -32600): the answers the mount's own guard gives. Anything
+// else becomes HTTP 500 with -32603 "Internal error"; its text is never
+// sent.
+func WriteError(w http.ResponseWriter, id json.RawMessage, err error) {
+	if !validID(id) {
+		id = nil
+	}
+	var e *Error
+	switch {
+	case errors.Is(err, interop.ErrUnauthenticated):
+		e = errUnauthenticated
+	case errors.Is(err, interop.ErrForbidden):
+		e = errForbidden
+	default:
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			e = errBodyTooLarge
+		} else {
+			e, _ = errAs(err)
+		}
+	}
+	if e.httpStatus() == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	writeErrorBody(w, id, e)
+}
+
+// writeErrorBody writes e as the whole response; it reports whether the
+// response reached the connection.
+func writeErrorBody(w http.ResponseWriter, id json.RawMessage, e *Error) bool {
+	if e.httpStatus() == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", http.MethodPost)
+	}
+	if writeJSON(w, e.httpStatus(), appendError(nil, id, e)) != nil {
+		return false
+	}
+	return http.NewResponseController(w).Flush() == nil
+}
+
+// answer is what an operation answers when it does not fail: exactly one
+// of a result object, an acceptance or a stream.
+type answer struct {
+	// body is the JSON result object, without the server's _meta, which
+	// the binding splices in.
+	body []byte
+	// accepted answers a notification: HTTP 202 without a body.
+	accepted bool
+	// stream, when set, is run on an SSE answer the binding opened (a
+	// subscriptions/listen stream); it returns when the stream ends.
+	stream func(st *stream)
+}
+
+// answerOf encodes v as an operation's result.
+func answerOf(v any) (answer, error) {
+	b, err := mount.Marshal(v)
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{body: b}, nil
+}
+
+// serveHTTP is the mount's handler: it serves the request, then writes
+// what the operation answered.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{ResponseWriter: w, s: s, r: r}
+	defer s.recoverRequest(x)
+	res, err := s.serve(x)
+	s.reply(x, res, err)
+}
+
+// reply writes an operation's answer. A request that owns a run writes it
+// through the run's flight, which cancels the run unless the whole answer
+// reached the connection.
+func (s *Server) reply(x *exchange, res answer, err error) {
+	owner := x.call.owner
+	if errors.Is(err, errNoAnswer) {
+		if owner != nil {
+			owner.abandon()
+		}
+		return
+	}
+	if owner != nil {
+		if owner.deliver(func() bool { return s.write(x, res, err) }) && owner.handedOver != nil {
+			owner.handedOver()
+		}
+		return
+	}
+	s.write(x, res, err)
+}
+
+// write turns an answer into bytes and reports whether the whole response
+// reached the connection.
+func (s *Server) write(x *exchange, res answer, err error) bool {
+	id := x.call.msg.id
+	if x.sse != nil { // a native tool's progress opened an SSE answer
+		if err != nil {
+			return x.sse.sendError(id, s.wireError(x.r.Context(), err))
+		}
+		return x.sse.sendRaw(s.appendResponse(nil, id, res.body))
+	}
+	switch {
+	case err != nil:
+		if !x.read {
+			httpbody.Abandon(x, x.r) // refused before the body: never wait for it
+		}
+		e := s.wireError(x.r.Context(), err)
+		if e.httpStatus() == http.StatusUnauthorized {
+			x.Header().Set("WWW-Authenticate", s.opts.WWWAuthenticate)
+		}
+		return writeErrorBody(x, id, e)
+	case res.accepted:
+		x.WriteHeader(http.StatusAccepted)
+		return true
+	case res.stream != nil:
+		res.stream(s.openStream(x, x.r, id))
+		return true
+	}
+	body := s.appendResponse(make([]byte, 0, len(res.body)+160), id, res.body)
+	if writeJSON(x, http.StatusOK, body) != nil {
+		return false
+	}
+	return http.NewResponseController(x).Flush() == nil
+}
+
+// writePanicked answers a request whose handler panicked with -32603
+// naming the request id when known: as the whole answer when nothing was
+// written yet, as the last event of an SSE answer under way; a JSON answer
+// already written stays as it is.
+func (s *Server) writePanicked(x *exchange) {
+	id := x.call.msg.id
+	switch {
+	case !x.begun.Load():
+		writeErrorBody(x, id, errInternal())
+	case x.Header().Get("Content-Type") == contentTypeSSE:
+		s.streamOn(x, x.r, nil).sendError(id, errInternal())
+	}
+}
+
+// wireError is err as it goes on the wire. An error that is not an *Error
+// is a server fault: it is logged and answered with the generic internal
+// error, never with its text.
+func (s *Server) wireError(ctx context.Context, err error) *Error {
+	e, ok := errAs(err)
+	if !ok {
+		s.log.ErrorContext(ctx, "mcp: request failed", "error", err)
+	}
+	return e
+}
+
+// exchange is one request as serveHTTP follows it: the ResponseWriter the
+// binding writes through, which notes when the answer began, the request's
+// call once guarded, and the SSE answer a native tool's progress opened —
+// one allocation for all of them.
+type exchange struct {
+	http.ResponseWriter
+	s *Server
+	r *http.Request
+	// begun is set by the first WriteHeader or Write; a native tool's
+	// progress may write from the host's goroutine.
+	begun atomic.Bool
+	// read: the body was read (or its reading began), so a refusal need
+	// not abandon it.
+	read bool
+	call call
+	// sse is the progress stream of a native tool call, once opened.
+	sse *stream
+}
+
+func (x *exchange) WriteHeader(status int) {
+	x.begun.Store(true)
+	x.ResponseWriter.WriteHeader(status)
+}
+
+func (x *exchange) Write(b []byte) (int, error) {
+	x.begun.Store(true)
+	return x.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines).
+func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
+
+// notifier sends the notifications of a request ahead of its answer.
+type notifier interface {
+	Notify(method string, params []byte)
+}
+
+// Notify sends one notification of a native tool call (its progress),
+// answering the request as an SSE stream from the first one on. The
+// extension serializes its calls and stops before the call answers.
+func (x *exchange) Notify(method string, params []byte) {
+	if x.sse == nil {
+		x.sse = x.s.openStream(x, x.r, nil)
+	}
+	x.sse.notify(method, params)
 }
 
 // rpcMessage is one decoded JSON-RPC message. id and params alias the
@@ -111,9 +344,9 @@ type rpcMessage struct {
 func (m *rpcMessage) notification() bool { return m.id == nil }
 
 // decodeMessage reads body as exactly one JSON-RPC 2.0 request or
-// notification. Every refusal is an *rpcError; once the id is known it is
+// notification. Every refusal is an *Error; once the id is known it is
 // returned with the error so the answer can echo it.
-func decodeMessage(body []byte) (rpcMessage, *rpcError) {
+func decodeMessage(body []byte) (rpcMessage, *Error) {
 	var msg rpcMessage
 	body = bytes.TrimLeft(body, " \t\r\n")
 	if !json.Valid(body) {
@@ -169,31 +402,12 @@ func validID(raw json.RawMessage) bool {
 	return false
 }
 
-// marshal encodes v as compact JSON without HTML escaping (results carry
-// workflow text; escaping < and & would only obscure it).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	out := b.Bytes()
-	return out[:len(out)-1], nil // Encode appends a newline
-}
-
 // appendResponse appends one JSON-RPC result response: the result object
 // gets the server's _meta (serverInfo) spliced in as its first member.
 func (s *Server) appendResponse(dst []byte, id json.RawMessage, result []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
 	dst = append(dst, `,"result":`...)
-	return s.appendResultObject(dst, result)
-}
-
-// appendResultObject appends result (a JSON object) with the server's
-// _meta first.
-func (s *Server) appendResultObject(dst, result []byte) []byte {
 	dst = append(dst, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
 	dst = append(dst, s.serverInfo...)
 	dst = append(dst, '}')
@@ -207,7 +421,7 @@ func (s *Server) appendResultObject(dst, result []byte) []byte {
 
 // appendError appends one JSON-RPC error response. id nil omits the id
 // member (MCP allows an error response without one when the id is unknown).
-func appendError(dst []byte, id json.RawMessage, e *rpcError) []byte {
+func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0",`...)
 	if id != nil {
 		dst = append(dst, `"id":`...)
@@ -215,43 +429,24 @@ func appendError(dst []byte, id json.RawMessage, e *rpcError) []byte {
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"error":{"code":`...)
-	dst = strconv.AppendInt(dst, int64(e.code), 10)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, e.message)
-	if e.data != nil {
+	dst = mount.AppendString(dst, e.Message)
+	if e.Data != nil {
 		dst = append(dst, `,"data":`...)
-		dst = append(dst, e.data...)
+		dst = append(dst, e.Data...)
 	}
 	return append(dst, "}}"...)
 }
 
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
-	b, _ := marshal(s) // a string always encodes
-	return append(dst, b...)
-}
-
-// writeError is the one function that turns an error into wire bytes. An
-// error that is not an *rpcError is a server fault: it is logged and
-// answered with the generic internal error, never with its text.
-//
-// It reports whether the whole response reached the connection.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, id json.RawMessage, err error) bool {
-	e, ok := errAs(err)
-	if !ok {
-		s.log.ErrorContext(r.Context(), "mcp: request failed", "error", err)
-	}
-	h := w.Header()
-	if e.challenge {
-		h.Set("WWW-Authenticate", s.cfg.WWWAuthenticate)
-	}
-	if e.status == http.StatusMethodNotAllowed {
-		h.Set("Allow", http.MethodPost)
-	}
-	if writeJSON(w, e.httpStatus(), appendError(nil, id, e)) != nil {
-		return false
-	}
-	return http.NewResponseController(w).Flush() == nil
+// appendNotification appends one JSON-RPC notification with params, an
+// encoded JSON object.
+func appendNotification(dst []byte, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst = mount.AppendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	dst = append(dst, params...)
+	return append(dst, '}')
 }
 
 // writeJSON writes one application/json body.
@@ -264,24 +459,101 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) error {
 	return err
 }
 
-// writeResult writes one result response and flushes it to the
-// connection. It reports whether the whole response was handed to the
-// connection: the point after which a request no longer owns its run
-// (OpenWOP interop.md §MCP tasks and cancellation).
-func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, id json.RawMessage, result []byte) bool {
-	body := s.appendResponse(make([]byte, 0, len(result)+160), id, result)
-	if err := writeJSON(w, http.StatusOK, body); err != nil {
-		return false
-	}
-	return http.NewResponseController(w).Flush() == nil
+// contentTypeSSE is the media type of an SSE answer.
+const contentTypeSSE = "text/event-stream"
+
+// stream writes the SSE messages of one answer: a listen stream, or a
+// native tool call's progress and result.
+type stream struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	subID json.RawMessage
+	// timeout is the write deadline of each message (StreamWriteTimeout).
+	timeout time.Duration
+	// h2: the deadline is cleared after each message (stream.write).
+	h2 bool
 }
 
-// writeResultValue encodes v as the result of c's request.
-func (s *Server) writeResultValue(w http.ResponseWriter, r *http.Request, c *call, v any) bool {
-	b, err := marshal(v)
+// openStream answers r with an SSE stream (200, text/event-stream) and
+// returns its writer. A stream lives long. No read deadline may end it:
+// net/http lifts the server's ReadTimeout once a body is read to its end,
+// which the mount always does, and openStream lifts any deadline again
+// rather than depend on that. The server's WriteTimeout, which would end
+// the stream at that age, is replaced by a deadline per message
+// (stream.write).
+func (s *Server) openStream(w http.ResponseWriter, r *http.Request, subID json.RawMessage) *stream {
+	h := w.Header()
+	h.Set("Content-Type", contentTypeSSE)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	st := s.streamOn(w, r, subID)
+	_ = st.rc.SetReadDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	return st
+}
+
+// streamOn is the writer of an SSE answer to r already under way on w.
+func (s *Server) streamOn(w http.ResponseWriter, r *http.Request, subID json.RawMessage) *stream {
+	return &stream{w: w, rc: http.NewResponseController(w), subID: subID, timeout: s.opts.StreamWriteTimeout, h2: r.ProtoMajor >= 2}
+}
+
+// write sends b and flushes it within the stream's write deadline. A
+// client that stopped reading makes it fail, and net/http then cancels the
+// request's context: the stream ends as for a disconnect. On HTTP/1.x the
+// deadline stays after the message, harmless (the next one sets its own
+// first) and still bounding the answer's last bytes; an HTTP/2 deadline
+// resets the stream when it passes, even an idle one, so there it is
+// cleared until the next message.
+func (st *stream) write(b []byte) bool {
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	_, err := st.w.Write(b)
+	if err == nil {
+		err = st.rc.Flush()
+	}
+	if st.h2 {
+		_ = st.rc.SetWriteDeadline(time.Time{})
+	}
+	return err == nil
+}
+
+// send writes one JSON-RPC notification as an SSE message.
+func (st *stream) send(method string, params any) bool {
+	p, err := mount.Marshal(params)
 	if err != nil {
-		s.writeError(w, r, c.msg.id, fmt.Errorf("encode result: %w", err))
 		return false
 	}
-	return s.writeResult(w, r, c.msg.id, b)
+	return st.notify(method, p)
+}
+
+// notify writes one JSON-RPC notification with encoded params as an SSE
+// message.
+func (st *stream) notify(method string, params []byte) bool {
+	b := appendNotification([]byte(sseMessage), method, params)
+	return st.write(append(b, "\n\n"...))
+}
+
+// sendError writes one JSON-RPC error response as an SSE message.
+func (st *stream) sendError(id json.RawMessage, e *Error) bool {
+	return st.sendRaw(appendError(nil, id, e))
+}
+
+// sendRaw writes one already encoded JSON-RPC message as an SSE message.
+func (st *stream) sendRaw(msg []byte) bool {
+	b := append([]byte(sseMessage), msg...)
+	return st.write(append(b, "\n\n"...))
+}
+
+// sseMessage starts every SSE message of the mount.
+const sseMessage = "event: message\ndata: "
+
+func (st *stream) comment() bool { return st.write([]byte(": keep-alive\n\n")) }
+
+// cancelled ends the stream with notifications/cancelled naming the
+// listen request.
+func (st *stream) cancelled(listenID json.RawMessage, reason string) {
+	st.send(methodNotifyCancelled, struct {
+		Meta      notificationMeta `json:"_meta"`
+		RequestID json.RawMessage  `json:"requestId"`
+		Reason    string           `json:"reason"`
+	}{notificationMeta{SubscriptionID: st.subID}, listenID, reason})
 }

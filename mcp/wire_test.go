@@ -3,8 +3,10 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -21,13 +23,13 @@ func TestGoldens(t *testing.T) {
 	tasks := `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	cases := []struct {
 		name string
-		opts []func(*Config)
+		opts []func(*testConfig)
 		req  rpc
 	}{
 		{"discover", nil, rpc{method: "server/discover"}},
-		{"discover_tasks", []func(*Config){withTasks}, rpc{method: "server/discover"}},
+		{"discover_tasks", []func(*testConfig){withTasks}, rpc{method: "server/discover"}},
 		{"tools_list", nil, rpc{method: "tools/list"}},
-		{"tools_list_tasks", []func(*Config){withTasks}, rpc{method: "tools/list", id: `"list-1"`}},
+		{"tools_list_tasks", []func(*testConfig){withTasks}, rpc{method: "tools/list", id: `"list-1"`}},
 		{"tools_list_globex", nil, rpc{method: "tools/list", as: "globex:bob"}},
 		{"call_noop", nil, rpc{method: "tools/call", params: map[string]any{"name": "conformance-noop", "arguments": map[string]any{"message": "hi <&>"}}}},
 		{"call_failure", nil, rpc{method: "tools/call", params: map[string]any{"name": "conformance-failure"}}},
@@ -38,8 +40,8 @@ func TestGoldens(t *testing.T) {
 		{"call_secret_out_of_band", nil, rpc{method: "tools/call", caps: `{"elicitation":{"form":{},"url":{}}}`, params: map[string]any{"name": wfAskSecret}}},
 		{"call_missing_elicitation", nil, rpc{method: "tools/call", params: map[string]any{"name": "conformance-approval"}}},
 		{"call_missing_form", nil, rpc{method: "tools/call", caps: `{"elicitation":{"url":{}}}`, params: map[string]any{"name": wfAskName}}},
-		{"call_task", []func(*Config){withTasks, func(c *Config) { c.TaskTTL = time.Hour; c.PollInterval = 2 * time.Second }}, rpc{method: "tools/call", caps: tasks, params: map[string]any{"name": "waits"}}},
-		{"call_task_null_ttl", []func(*Config){withTasks}, rpc{method: "tools/call", caps: tasks, params: map[string]any{"name": "waits"}}},
+		{"call_task", []func(*testConfig){withTasks, func(c *testConfig) { c.TaskTTL = time.Hour; c.PollInterval = 2 * time.Second }}, rpc{method: "tools/call", caps: tasks, params: map[string]any{"name": "waits"}}},
+		{"call_task_null_ttl", []func(*testConfig){withTasks}, rpc{method: "tools/call", caps: tasks, params: map[string]any{"name": "waits"}}},
 		{"call_bad_arguments", nil, rpc{method: "tools/call", params: map[string]any{"name": "conformance-delay", "arguments": map[string]any{"delayMs": "soon"}}}},
 		{"call_unknown_tool", nil, rpc{method: "tools/call", params: map[string]any{"name": "no-such-tool"}}},
 	}
@@ -84,7 +86,7 @@ func TestSchemaRefusalCreatesNoRun(t *testing.T) {
 // mcp with the untrusted boundary and the request's trace context.
 func TestCallCreatesRunWithTrace(t *testing.T) {
 	var got interop.CreateRunRequest
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *testConfig) {
 		c.Store = &spyStore{RunStore: c.Store, create: func(r interop.CreateRunRequest) { got = r }}
 	})
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -140,7 +142,7 @@ func (s *spyStore) ListWorkflows(ctx context.Context, sub interop.Subject) ([]in
 func TestToolsListCache(t *testing.T) {
 	spy := &spyStore{}
 	clk := &clock{t: time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC)}
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *testConfig) {
 		spy.RunStore = c.Store
 		c.Store = spy
 		c.Now = clk.now
@@ -253,7 +255,7 @@ func TestToolsListPages(t *testing.T) {
 // TestUnusableSchemaLeftOut: a workflow whose schema cannot be compiled is
 // not offered (it could not be validated) and cannot be called.
 func TestUnusableSchemaLeftOut(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *testConfig) {
 		c.Store = &extraWorkflowStore{RunStore: c.Store, extra: []interop.Workflow{
 			{ID: "bad-ref", InputSchema: json.RawMessage(`{"$ref":"https://elsewhere.example/s.json"}`)},
 			{ID: "not-object", InputSchema: json.RawMessage(`[1]`)},
@@ -287,5 +289,81 @@ func TestServed(t *testing.T) {
 	}
 	if fmt.Sprint(withExt.Extensions) != "["+TasksExtension+"]" || fmt.Sprint(withExt.Transports) != "[streamable-http]" {
 		t.Errorf("tasks mount: %+v", withExt)
+	}
+}
+
+// TestWriteError: host middleware answers in the mount's own shape: the
+// guard's refusals for the errors it shares with it, the host's own
+// *Error as given, and anything else as a -32603 whose text stays
+// private.
+func TestWriteError(t *testing.T) {
+	rateLimited := &Error{Code: -32000, Message: "Rate limit exceeded", Status: http.StatusTooManyRequests, Data: json.RawMessage(`{"retryAfterMs":1000}`)}
+	cases := []struct {
+		name      string
+		id        json.RawMessage
+		err       error
+		preset    string // WWW-Authenticate set by the middleware
+		status    int
+		challenge string
+		allow     string
+		body      string
+	}{
+		{"unauthenticated", json.RawMessage(`7`), fmt.Errorf("gateway: %w", interop.ErrUnauthenticated), "", 401, "Bearer", "",
+			`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Unauthorized: authentication required"}}`},
+		{"own challenge kept", nil, interop.ErrUnauthenticated, `Bearer realm="x"`, 401, `Bearer realm="x"`, "",
+			`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Unauthorized: authentication required"}}`},
+		{"forbidden", json.RawMessage(`"a"`), interop.ErrForbidden, "", 403, "", "",
+			`{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"Forbidden: the credential may not use this MCP server"}}`},
+		{"body limit", nil, &http.MaxBytesError{Limit: 10}, "", 413, "", "",
+			`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Request body too large"}}`},
+		{"rate limit", json.RawMessage(`1`), rateLimited, "", 429, "", "",
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Rate limit exceeded","data":{"retryAfterMs":1000}}}`},
+		{"a mount error by code", json.RawMessage(`2`), errInvalidParams("Invalid params: no"), "", 400, "", "",
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Invalid params: no"}}`},
+		{"method not allowed", nil, &Error{Code: codeInvalidRequest, Message: "POST only", Status: http.StatusMethodNotAllowed}, "", 405, "", "POST",
+			`{"jsonrpc":"2.0","error":{"code":-32600,"message":"POST only"}}`},
+		{"anything else is internal, text withheld", json.RawMessage(`3`), errors.New("db password=hunter2"), "", 500, "", "",
+			`{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}`},
+		{"an invalid id is omitted", json.RawMessage(`{"x":1}`), interop.ErrForbidden, "", 403, "", "",
+			`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: the credential may not use this MCP server"}}`},
+		{"a null id is omitted", json.RawMessage(`null`), interop.ErrForbidden, "", 403, "", "",
+			`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: the credential may not use this MCP server"}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			if tc.preset != "" {
+				rec.Header().Set("WWW-Authenticate", tc.preset)
+			}
+			WriteError(rec, tc.id, tc.err)
+			h := rec.Header()
+			if rec.Code != tc.status || h.Get("WWW-Authenticate") != tc.challenge || h.Get("Allow") != tc.allow || rec.Body.String() != tc.body {
+				t.Fatalf("HTTP %d %q %q %s\nwant HTTP %d %q %q %s", rec.Code, h.Get("WWW-Authenticate"), h.Get("Allow"), rec.Body, tc.status, tc.challenge, tc.allow, tc.body)
+			}
+			if h.Get("Content-Type") != "application/json" || h.Get("Content-Length") != fmt.Sprint(len(tc.body)) {
+				t.Fatalf("headers %v", h)
+			}
+		})
+	}
+}
+
+// TestWriteErrorMatchesGuard: a refusal written by host middleware is
+// byte for byte the one the mount's guard gives for the same reason.
+func TestWriteErrorMatchesGuard(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		as  string
+		err error
+	}{{"", interop.ErrUnauthenticated}, {"forbidden", interop.ErrForbidden}} {
+		q := rpc{method: "tools/list", as: tc.as}
+		if tc.as == "" {
+			q.hdr = map[string]string{"Authorization": ""}
+		}
+		guard := e.do(q)
+		rec := httptest.NewRecorder()
+		WriteError(rec, nil, tc.err)
+		if guard.Code != rec.Code || guard.Body.String() != rec.Body.String() || guard.Header().Get("WWW-Authenticate") != rec.Header().Get("WWW-Authenticate") {
+			t.Errorf("%v: guard %d %s, middleware %d %s", tc.err, guard.Code, guard.Body, rec.Code, rec.Body)
+		}
 	}
 }

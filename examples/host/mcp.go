@@ -38,7 +38,7 @@ func mcpConfig(version string, sealKey []byte) *wopinterop.MCPConfig {
 		Path:    mcpPath,
 		Facet:   facets.MCP{RefreshedAt: upstreamRefreshedAt},
 		SealKey: sealKey,
-		Server: mcp.Config{
+		Server: mcp.Options{
 			ServerInfo:             mcp.Implementation{Name: implementationName, Version: version},
 			Tasks:                  true,
 			AllowOwnLoopbackOrigin: true,

@@ -43,7 +43,7 @@ func newConformanceMount(cfg config, version string, sealKey []byte) (*conforman
 		return nil, err
 	}
 	auditor := negotiate.NewAuditor(cfg.Store, negotiate.AuditorOptions{Logger: cfg.Logger})
-	mc := mcp.Config{
+	deps := mcp.Deps{
 		Store:   cfg.Store,
 		Policy:  policy,
 		Auditor: auditor,
@@ -51,6 +51,8 @@ func newConformanceMount(cfg config, version string, sealKey []byte) (*conforman
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{Tenant: mcpfixtures.Tenant, Principal: "conformance-client"}, nil
 		}),
+	}
+	mc := mcp.Options{
 		AllowAnonymous:         true,
 		AllowOwnLoopbackOrigin: true,
 		Tasks:                  true,
@@ -60,7 +62,7 @@ func newConformanceMount(cfg config, version string, sealKey []byte) (*conforman
 		Now:                    cfg.Now,
 	}
 	mcpfixtures.New().Configure(&mc)
-	srv, err := mcp.New(mc)
+	srv, err := mcp.New(deps, mc)
 	if err != nil {
 		return nil, err
 	}

@@ -37,18 +37,20 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	cfg := mcp.Config{
+	deps := mcp.Deps{
 		Store: store, Policy: policy, Sealer: sealer,
 		Auditor: negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{Tenant: mcpfixtures.Tenant, Principal: "conformance-client"}, nil
 		}),
+	}
+	cfg := mcp.Options{
 		AllowAnonymous: true,
 		Tasks:          true,
 		ServerInfo:     mcp.Implementation{Name: "fixtures", Version: "1.0.0"},
 	}
 	mcpfixtures.New().Configure(&cfg)
-	srv, err := mcp.New(cfg)
+	srv, err := mcp.New(deps, cfg)
 	if err != nil {
 		panic(err)
 	}

@@ -353,12 +353,14 @@ func newMount(t testing.TB) (*httptest.Server, *memstore.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := mcp.Config{
+	deps := mcp.Deps{
 		Store: store, Policy: policy, Sealer: sealer,
 		Auditor: negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{Tenant: mcpfixtures.Tenant, Principal: "conformance-client"}, nil
 		}),
+	}
+	cfg := mcp.Options{
 		AllowAnonymous:         true,
 		AllowOwnLoopbackOrigin: true,
 		Tasks:                  true,
@@ -366,7 +368,7 @@ func newMount(t testing.TB) (*httptest.Server, *memstore.Store) {
 		BlockTimeout:           10 * time.Second,
 	}
 	mcpfixtures.New().Configure(&cfg)
-	srv, err := mcp.New(cfg)
+	srv, err := mcp.New(deps, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

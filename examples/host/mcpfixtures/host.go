@@ -39,7 +39,7 @@ const ResourceScheme = "test"
 
 // Configure plugs the fixture host into cfg: every extension point, and
 // "test" among the resource schemes.
-func (h *Host) Configure(cfg *mcp.Config) {
+func (h *Host) Configure(cfg *mcp.Options) {
 	cfg.Tools, cfg.Prompts, cfg.Resources, cfg.Completions = h, h, h, h
 	if !slices.Contains(cfg.ResourceSchemes, ResourceScheme) {
 		cfg.ResourceSchemes = append(slices.Clone(cfg.ResourceSchemes), ResourceScheme)
