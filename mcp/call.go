@@ -24,7 +24,7 @@ type callParams struct {
 	// args is the arguments object; "{}" when absent (MCP treats an
 	// omitted arguments member as no arguments).
 	args json.RawMessage
-	roundParams
+	mount.Round
 }
 
 func parseCallParams(p map[string]json.RawMessage) (callParams, *Error) {
@@ -39,9 +39,12 @@ func parseCallParams(p map[string]json.RawMessage) (callParams, *Error) {
 		}
 		cp.args = raw
 	}
-	rp, err := parseRoundParams(p)
-	cp.roundParams = rp
-	return cp, err
+	rp, msg := mount.ParseRound(p)
+	cp.Round = rp
+	if msg != "" {
+		return cp, errInvalidParams(msg)
+	}
+	return cp, nil
 }
 
 // invocation is one tools/call (first call or MRTR retry) after its tool
@@ -70,11 +73,11 @@ func (inv *invocation) digest() ([32]byte, *Error) {
 // exists; then a new run is created (each call is its own invocation, so
 // there is no idempotency key) and awaited.
 func (s *Server) toolsCall(ctx context.Context, c *call) (answer, error) {
-	p, perr := parseCallParams(c.msg.params)
+	p, perr := parseCallParams(c.Params)
 	if perr != nil {
 		return answer{}, perr
 	}
-	t, err := s.lookupTool(ctx, c.subject, p.name)
+	t, err := s.lookupTool(ctx, c.Subject, p.name)
 	if err != nil {
 		return answer{}, err
 	}
@@ -82,22 +85,22 @@ func (s *Server) toolsCall(ctx context.Context, c *call) (answer, error) {
 		return answer{}, e
 	}
 	inv := &invocation{c: c, tool: t, params: p}
-	inv.asTask = s.opts.Tasks && c.caps.Tasks && t.support != interop.TaskForbidden
+	inv.asTask = s.opts.Tasks && c.Caps.Tasks && t.support != interop.TaskForbidden
 	if t.support == interop.TaskRequired && !inv.asTask {
 		return answer{}, missingCapability(requiredTasks)
 	}
-	if t.native != nil {
+	if t.native {
 		return s.nativeCall(ctx, inv)
 	}
-	if p.hasState {
+	if p.HasState {
 		return s.retry(ctx, inv)
 	}
-	if p.hasResponses {
+	if p.HasResponses {
 		// Every input_required answer of this mount carries a requestState;
 		// answers without one cannot be tied to a run.
 		return answer{}, errInvalidParams("Invalid params: inputResponses need the requestState they answer")
 	}
-	run, _, err := s.deps.Store.CreateRun(context.WithoutCancel(ctx), c.subject, interop.CreateRunRequest{
+	run, _, err := s.deps.Store.CreateRun(context.WithoutCancel(ctx), c.Subject, interop.CreateRunRequest{
 		WorkflowID:    t.wf.ID,
 		Inputs:        p.args,
 		Transport:     interop.TransportMCP,
@@ -138,7 +141,7 @@ func (s *Server) respond(ctx context.Context, inv *invocation, run interop.Run, 
 	if inv.asTask {
 		limit = s.opts.TaskWait
 	}
-	run, err := s.settle(ctx, inv.c.subject, run, limit)
+	run, err := s.settle(ctx, inv.c.Subject, run, limit)
 	if ctx.Err() != nil {
 		// The client is gone: the disconnect watch cancels the run.
 		return answer{}, errNoAnswer
@@ -150,15 +153,15 @@ func (s *Server) respond(ctx context.Context, inv *invocation, run interop.Run, 
 	if err != nil {
 		return answer{}, err
 	}
-	if inv.asTask && !run.Status.Terminal() && !inv.c.caps.ElicitationForm {
-		inv.c.owner.handedOver = s.guardAfter(inv.c.subject, run, inv.c.caps)
+	if inv.asTask && !run.Status.Terminal() && !inv.c.Caps.ElicitationForm {
+		inv.c.owner.handedOver = s.guardAfter(inv.c.Subject, run, inv.c.Caps)
 	}
 	return answer{body: body}, nil
 }
 
 // guardAfter is guardInput for run, to start once its task was handed
 // over. A function of its own, so that only this path copies the run.
-func (s *Server) guardAfter(sub interop.Subject, run interop.Run, caps ClientCapabilities) func() {
+func (s *Server) guardAfter(sub interop.Subject, run interop.Run, caps mount.Caps) func() {
 	return func() { s.guardInput(sub, run, caps) }
 }
 
@@ -221,7 +224,7 @@ func (s *Server) outcome(ctx context.Context, inv *invocation, run interop.Run, 
 	suspended := run.Status == interop.StatusWaitingApproval || run.Status == interop.StatusWaitingInput
 	var p projection
 	if suspended {
-		if p = s.project(ctx, inv.c.subject, &run, inv.c.caps, false); p.required != "" {
+		if p = s.project(ctx, inv.c.Subject, &run, inv.c.Caps, false); p.required != "" {
 			f.cancel(missingCapabilityReason(p.required))
 			return nil, missingCapability(p.required)
 		}

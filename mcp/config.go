@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -126,18 +125,11 @@ type Options struct {
 	// connectUrl instead.
 	InterruptURL func(ctx context.Context, s interop.Subject, run interop.Run, in interop.Interrupt) string
 
-	// Tools, Prompts, Resources and Completions are the optional host
-	// extension points (host.go): tools that are not workflows, prompts,
-	// readable resources and argument completion. Each nil one serves and
-	// advertises nothing.
-	Tools       NativeTools
-	Prompts     Prompts
-	Resources   Resources
-	Completions Completions
-	// ResourceSchemes is the URI scheme allowlist of resources/read
-	// ("https", "file", "test"): a URI with any other scheme is refused
-	// before the host sees it (OpenWOP interop map, mcp.methods). Required with Resources.
-	ResourceSchemes []string
+	// Extension serves what the host offers beside its workflows (tools
+	// that are not workflows, prompts, resources, completions); package
+	// mcp/ext builds it from the host's extension points. Nil serves and
+	// advertises none of them.
+	Extension Extension
 
 	// MaxBodyBytes bounds request bodies; 0 means 4 MiB. A body is read
 	// into memory as its bytes arrive, whatever length it declares.
@@ -188,8 +180,8 @@ type Server struct {
 	now     func() time.Time
 	origins map[string]bool
 	anyOrig bool
-	// schemes is the lowercased ResourceSchemes.
-	schemes map[string]bool
+	// ext is what Options.Extension serves.
+	ext mount.Capabilities
 	// serverInfo is the encoded ServerInfo every result's _meta carries.
 	serverInfo []byte
 
@@ -233,7 +225,9 @@ func New(deps Deps, opts Options) (*Server, error) {
 		life:     life, stop: stop,
 	}
 	s.origins, s.anyOrig = originSet(opts.AllowedOrigins)
-	s.schemes = schemeSet(opts.ResourceSchemes)
+	if opts.Extension != nil {
+		s.ext = opts.Extension.Capabilities()
+	}
 	s.drain, s.startDrain = context.WithCancel(context.Background())
 	s.serverInfo, _ = mount.Marshal(opts.ServerInfo) // two strings: cannot fail
 	s.tools = newToolCache(s)
@@ -287,14 +281,6 @@ func (o *Options) check() []error {
 	if slices.Contains(o.AllowedOrigins, "") {
 		problems = append(problems, errors.New("AllowedOrigins has an empty entry"))
 	}
-	for _, sc := range o.ResourceSchemes {
-		if !validScheme(sc) {
-			problems = append(problems, fmt.Errorf("ResourceSchemes has an invalid scheme %q", sc))
-		}
-	}
-	if o.Resources != nil && len(schemeSet(o.ResourceSchemes)) == 0 {
-		problems = append(problems, errors.New("Resources needs ResourceSchemes, the schemes resources/read may serve"))
-	}
 	return problems
 }
 
@@ -341,17 +327,6 @@ func originSet(origins []string) (set map[string]bool, all bool) {
 		set[o] = true
 	}
 	return set, all
-}
-
-// schemeSet is the lowercased set of the valid schemes.
-func schemeSet(schemes []string) map[string]bool {
-	set := map[string]bool{}
-	for _, sc := range schemes {
-		if validScheme(sc) {
-			set[strings.ToLower(sc)] = true
-		}
-	}
-	return set
 }
 
 // Handler returns the mount's http.Handler. It serves POST on whatever path

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // httpAnswer is one HTTP response read to its end.
@@ -121,7 +122,7 @@ func TestDrainSettledRun(t *testing.T) {
 	r := rpc{method: "tools/call", params: map[string]any{"name": "conformance-approval"}}.request()
 	rec := httptest.NewRecorder()
 	x := &exchange{ResponseWriter: rec, s: e.srv, r: r}
-	x.call = call{msg: rpcMessage{id: []byte("7"), method: methodToolsCall}, subject: alice, version: Revision, caps: ClientCapabilities{Elicitation: true, ElicitationForm: true}, r: r}
+	x.call = call{Call: mount.Call{Subject: alice, Caps: mount.Caps{Elicitation: true, ElicitationForm: true}}, id: []byte("7"), method: methodToolsCall, version: Revision, r: r}
 	run, _, err := e.store.CreateRun(testCtx(t), alice, interop.CreateRunRequest{WorkflowID: "conformance-approval", Inputs: []byte(`{}`), Transport: interop.TransportMCP})
 	if err != nil {
 		t.Fatal(err)

@@ -46,6 +46,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -88,16 +89,15 @@ const (
 )
 
 // call is what every operation knows about its request once the guard let
-// it through. Nothing of the Subject comes from the body (OpenWOP interop.md §Isolation).
+// it through: the request as an extension sees it (mount.Call) and what
+// only the mount needs.
 type call struct {
-	msg     rpcMessage
-	subject interop.Subject
+	mount.Call
+	id     json.RawMessage
+	method string
 	// version is the negotiated revision.
 	version string
-	caps    ClientCapabilities
-	// meta is the request's _meta object.
-	meta  map[string]json.RawMessage
-	trace interop.TraceContext
+	trace   interop.TraceContext
 	// r is the HTTP request, read for its context and its connection
 	// (flightKey); only the binding writes the answer.
 	r *http.Request
@@ -106,15 +106,15 @@ type call struct {
 	owner *flight
 	// notifier sends notifications ahead of the answer (a native tool's
 	// progress).
-	notifier notifier
+	notifier mount.Notifier
 }
 
 // operation serves one method once the guard passed.
 type operation func(s *Server, ctx context.Context, c *call) (answer, error)
 
 // operation returns the handler of a served method. The tasks methods
-// exist only when the extension is served, the prompts, resources and
-// completion methods only when their extension point is configured;
+// exist only when the Tasks extension is served, the prompts, resources
+// and completion methods only when Options.Extension serves them;
 // everything else is -32601.
 func (s *Server) operation(method string) operation {
 	switch method {
@@ -132,18 +132,12 @@ func (s *Server) operation(method string) operation {
 		return served(s.opts.Tasks, (*Server).tasksUpdate)
 	case methodTasksCancel:
 		return served(s.opts.Tasks, (*Server).tasksCancel)
-	case methodPromptsList:
-		return served(s.opts.Prompts != nil, (*Server).promptsList)
-	case methodPromptsGet:
-		return served(s.opts.Prompts != nil, (*Server).promptsGet)
-	case methodResourcesList:
-		return served(s.opts.Resources != nil, (*Server).resourcesList)
-	case methodResourceTemplates:
-		return served(s.opts.Resources != nil, (*Server).resourceTemplatesList)
-	case methodResourcesRead:
-		return served(s.opts.Resources != nil, (*Server).resourcesRead)
+	case methodPromptsList, methodPromptsGet:
+		return served(s.ext.Prompts, (*Server).extend)
+	case methodResourcesList, methodResourceTemplates, methodResourcesRead:
+		return served(s.ext.Resources, (*Server).extend)
 	case methodComplete:
-		return served(s.opts.Completions != nil, (*Server).complete)
+		return served(s.ext.Completions, (*Server).extend)
 	}
 	return nil
 }
@@ -179,7 +173,7 @@ func (s *Server) serve(x *exchange) (answer, error) {
 		return answer{}, err
 	}
 	msg, perr := decodeMessage(body)
-	x.call.msg.id = msg.id
+	x.call.id = msg.id
 	if perr != nil {
 		return answer{}, perr
 	}
@@ -356,7 +350,7 @@ func (s *Server) notification(r *http.Request, sub interop.Subject, msg *rpcMess
 
 // prepare runs guard steps 6–8 for a request and fills c.
 func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcMessage) error {
-	c.msg, c.subject, c.r = msg, sub, r
+	c.id, c.method, c.Params, c.Subject, c.r = msg.id, msg.method, msg.params, sub, r
 	if err := checkHeaders(r, &msg); err != nil {
 		return err
 	}
@@ -387,13 +381,13 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 		}{d.Supported, d.RequestedRaw})
 	}
 	c.version = d.Version
-	c.meta = meta
+	c.Meta = meta
 	var v string
 	if raw, ok := meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
 	}
 	caps, ok := meta[metaClientCapabilities]
-	if !ok || !parseCaps(caps, &c.caps) {
+	if !ok || !parseCaps(caps, &c.Caps) {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/clientCapabilities is required")
 	}
 	c.trace = traceFrom(r, meta)
@@ -446,7 +440,7 @@ func decodeHeaderValue(v string) (string, bool) {
 
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON
 // object; members of any other shape count as not declared.
-func parseCaps(raw json.RawMessage, out *ClientCapabilities) bool {
+func parseCaps(raw json.RawMessage, out *mount.Caps) bool {
 	var caps map[string]json.RawMessage
 	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {
 		return false
@@ -484,7 +478,7 @@ func objectMember(m map[string]json.RawMessage, name string) (map[string]json.Ra
 }
 
 // missingCapability is -32021 naming what the request did not declare, as
-// a ClientCapabilities object (OpenWOP interop map, mcp.meta).
+// a mount.Caps object (OpenWOP interop map, mcp.meta).
 func missingCapability(required string) *Error {
 	return newError(codeMissingCapability, "Missing required client capability").withData(json.RawMessage(`{"requiredCapabilities":` + required + `}`))
 }

@@ -90,7 +90,7 @@ type flight struct {
 // request through the flight (c.owner).
 func (s *Server) own(c *call, runID string) {
 	r := c.r
-	f := &flight{s: s, sub: c.subject, runID: runID, key: flightKey(r, c.subject, c.msg.id), written: make(chan struct{})}
+	f := &flight{s: s, sub: c.Subject, runID: runID, key: flightKey(r, c.Subject, c.id), written: make(chan struct{})}
 	c.owner = f
 	s.inflight.add(f)
 	f.counted = s.begin()

@@ -47,14 +47,14 @@ var errListenLost = newError(codeInternalError, "Internal error: a subscribed ta
 
 func (s *Server) listen(ctx context.Context, c *call) (answer, error) {
 	var filter map[string]json.RawMessage
-	raw, ok := c.msg.params["notifications"]
+	raw, ok := c.Params["notifications"]
 	if !ok || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &filter) != nil {
 		return answer{}, errInvalidParams("Invalid params: notifications must be an object")
 	}
 	var requested []string
 	_, wantsTasks := filter["taskIds"]
 	if wantsTasks && string(filter["taskIds"]) != "null" && s.opts.Tasks {
-		if !c.caps.Tasks {
+		if !c.Caps.Tasks {
 			return answer{}, missingCapability(requiredTasks)
 		}
 		if json.Unmarshal(filter["taskIds"], &requested) != nil {
@@ -68,10 +68,10 @@ func (s *Server) listen(ctx context.Context, c *call) (answer, error) {
 			continue
 		}
 		runID, err := isolation.ParseID(id)
-		if err != nil || isolation.CheckReadable(c.subject, runID) != nil {
+		if err != nil || isolation.CheckReadable(c.Subject, runID) != nil {
 			continue
 		}
-		if _, err := s.deps.Store.GetRun(ctx, c.subject, runID); err != nil {
+		if _, err := s.deps.Store.GetRun(ctx, c.Subject, runID); err != nil {
 			continue // unreadable or unknown: left out alike
 		}
 		acked = append(acked, id)
@@ -86,8 +86,8 @@ func (s *Server) listen(ctx context.Context, c *call) (answer, error) {
 	ackParams := struct {
 		Meta          notificationMeta `json:"_meta"`
 		Notifications ackFilter        `json:"notifications"`
-	}{Meta: notificationMeta{SubscriptionID: c.msg.id}}
-	if s.opts.Tasks && wantsTasks && c.caps.Tasks {
+	}{Meta: notificationMeta{SubscriptionID: c.id}}
+	if s.opts.Tasks && wantsTasks && c.Caps.Tasks {
 		ackParams.Notifications.TaskIDs = &acked
 	}
 	return answer{stream: func(st *stream) {
@@ -114,7 +114,7 @@ func (s *Server) follow(ctx context.Context, c *call, st *stream, tasks []*liste
 		watchers.Add(1)
 		go func() {
 			defer watchers.Done()
-			s.watchTask(wctx, c.subject, t, wake)
+			s.watchTask(wctx, c.Subject, t, wake)
 		}()
 	}
 	if len(tasks) > 0 {
@@ -130,10 +130,10 @@ func (s *Server) follow(ctx context.Context, c *call, st *stream, tasks []*liste
 		case <-ctx.Done():
 			return
 		case <-s.life.Done():
-			st.cancelled(c.msg.id, "The server is shutting down.")
+			st.cancelled(c.id, "The server is shutting down.")
 			return
 		case <-s.drain.Done():
-			st.cancelled(c.msg.id, "The server is shutting down.")
+			st.cancelled(c.id, "The server is shutting down.")
 			return
 		case <-keepAlive.C:
 			if !st.comment() {
@@ -146,13 +146,13 @@ func (s *Server) follow(ctx context.Context, c *call, st *stream, tasks []*liste
 					return
 				}
 				if t.lost.Load() && !t.done {
-					st.sendError(c.msg.id, errListenLost)
+					st.sendError(c.id, errListenLost)
 					return
 				}
 				finished = finished && t.done
 			}
 			if finished {
-				st.cancelled(c.msg.id, "Every subscribed task has finished.")
+				st.cancelled(c.id, "Every subscribed task has finished.")
 				return
 			}
 		}
@@ -199,12 +199,12 @@ func (s *Server) watchTask(ctx context.Context, sub interop.Subject, t *listenTa
 
 // sendTask sends t's current state when it changed since the last one.
 func (s *Server) sendTask(ctx context.Context, c *call, st *stream, t *listenTask) bool {
-	run, err := s.deps.Store.GetRun(ctx, c.subject, t.runID)
+	run, err := s.deps.Store.GetRun(ctx, c.Subject, t.runID)
 	if err != nil {
 		t.done = true // gone: nothing more will be sent for it
 		return true
 	}
-	dt, err := s.detailedTask(ctx, c.subject, &run)
+	dt, err := s.detailedTask(ctx, c.Subject, &run)
 	if err != nil {
 		s.log.ErrorContext(ctx, "mcp: task notification failed", "error", err)
 		t.done = true
@@ -217,7 +217,7 @@ func (s *Server) sendTask(ctx context.Context, c *call, st *stream, t *listenTas
 	}
 	t.last = body
 	t.done = run.Status.Terminal()
-	dt.Meta = &notificationMeta{SubscriptionID: c.msg.id}
+	dt.Meta = &notificationMeta{SubscriptionID: c.id}
 	return st.send(methodNotifyTasks, dt)
 }
 

@@ -40,7 +40,7 @@ type elicitParams struct {
 type projection struct {
 	requests map[string]inputRequest
 	ids      []string
-	// required, when set, is the ClientCapabilities object the request
+	// required, when set, is the mount.Caps object the request
 	// lacks (-32021).
 	required string
 	// outOfBand, when set, is the safe text of an isError result: the
@@ -52,7 +52,7 @@ type projection struct {
 // (OpenWOP interop map, mcp.mrtr; RFC 0199 §D.2). forTask projects for tasks/get, where the capabilities of the
 // original call are not known: every mode that can be offered is offered,
 // and an interrupt that cannot be asked at all is left out.
-func (s *Server) project(ctx context.Context, sub interop.Subject, run *interop.Run, caps ClientCapabilities, forTask bool) projection {
+func (s *Server) project(ctx context.Context, sub interop.Subject, run *interop.Run, caps mount.Caps, forTask bool) projection {
 	var p projection
 	if !forTask && !caps.Elicitation {
 		p.required = requiredElicitation
@@ -89,7 +89,7 @@ func (s *Server) project(ctx context.Context, sub interop.Subject, run *interop.
 // non-secret schema; URL mode for a credential (its connectUrl) or any
 // other schema when a host page exists and the request declared URL mode;
 // otherwise the input is needed out of band. Never form mode for secrets.
-func (s *Server) projectInterrupt(ctx context.Context, sub interop.Subject, run *interop.Run, in interop.Interrupt, caps ClientCapabilities, forTask bool) (ir inputRequest, required, outOfBand string) {
+func (s *Server) projectInterrupt(ctx context.Context, sub interop.Subject, run *interop.Run, in interop.Interrupt, caps mount.Caps, forTask bool) (ir inputRequest, required, outOfBand string) {
 	ir.Method = "elicitation/create"
 	ir.Params.Message = in.Message
 	if in.Kind == interop.InterruptCredential {
@@ -260,7 +260,7 @@ func (s *Server) inputRequired(inv *invocation, run *interop.Run, p projection, 
 	if derr != nil {
 		return nil, derr
 	}
-	state, err := s.deps.Sealer.Seal(inv.c.subject, sealed.Grant{RunID: run.ID, InterruptIDs: p.ids, Round: round + 1, RequestDigest: digest})
+	state, err := s.deps.Sealer.Seal(inv.c.Subject, sealed.Grant{RunID: run.ID, InterruptIDs: p.ids, Round: round + 1, RequestDigest: digest})
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func (s *Server) retry(ctx context.Context, inv *invocation) (answer, error) {
 	if derr != nil {
 		return answer{}, derr
 	}
-	claims, err := s.openState(ctx, inv.c.subject, inv.params.requestState, digest)
+	claims, err := s.openState(ctx, inv.c.Subject, inv.params.State, digest)
 	if err == nil && claims.RunID == "" {
 		err = errInvalidState // a host grant never resumes a run
 	}
@@ -325,7 +325,7 @@ func (s *Server) resumeRun(ctx context.Context, inv *invocation, claims sealed.C
 	c := inv.c
 	answers := make(map[string]elicitResult, len(claims.InterruptIDs))
 	for _, id := range claims.InterruptIDs {
-		raw, ok := inv.params.responses[id]
+		raw, ok := inv.params.Responses[id]
 		if !ok {
 			continue // asked again below, not an error
 		}
@@ -335,7 +335,7 @@ func (s *Server) resumeRun(ctx context.Context, inv *invocation, claims sealed.C
 		}
 		answers[id] = er
 	}
-	run, err := s.deps.Store.GetRun(ctx, c.subject, claims.RunID)
+	run, err := s.deps.Store.GetRun(ctx, c.Subject, claims.RunID)
 	if err != nil {
 		if errors.Is(err, interop.ErrNotFound) {
 			err = errInvalidState
@@ -353,7 +353,7 @@ func (s *Server) resumeRun(ctx context.Context, inv *invocation, claims sealed.C
 			continue // answered elsewhere or withdrawn: nothing to resolve
 		}
 		outcome, value := resolution(in, er)
-		updated, err := s.deps.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{RunID: run.ID, InterruptID: id, Outcome: outcome, Value: value})
+		updated, err := s.deps.Store.ResolveInterrupt(ctx, c.Subject, interop.ResolveRequest{RunID: run.ID, InterruptID: id, Outcome: outcome, Value: value})
 		if err == nil {
 			run = updated
 			continue
@@ -362,7 +362,7 @@ func (s *Server) resumeRun(ctx context.Context, inv *invocation, claims sealed.C
 			return answer{}, e
 		}
 	}
-	latest, err := s.deps.Store.GetRun(ctx, c.subject, run.ID)
+	latest, err := s.deps.Store.GetRun(ctx, c.Subject, run.ID)
 	if err != nil {
 		return answer{}, err
 	}
@@ -438,4 +438,30 @@ func resolveError(in interop.Interrupt, err error) error {
 		return errInvalidParams("Invalid params: the input response was refused")
 	}
 	return err
+}
+
+var errMalformedResponses = errInvalidParams(mount.MalformedResponses)
+
+// errRoundsExceeded answers a retry past MaxRounds (OpenWOP interop.md §The MCP round ceiling).
+func (s *Server) errRoundsExceeded() *Error {
+	return errInvalidParams("Invalid params: this call used every input round the server allows").withData(struct {
+		Reason    string `json:"reason"`
+		MaxRounds int    `json:"maxRounds"`
+	}{"mcp_mrtr_rounds_exceeded", s.opts.MaxRounds})
+}
+
+// openState opens a requestState presented with a request whose digest is
+// digest. Every refusal of the state is the one errInvalidState; a state
+// past MaxRounds is errRoundsExceeded. Either way the state is spent.
+func (s *Server) openState(ctx context.Context, sub interop.Subject, state string, digest [32]byte) (sealed.Claims, error) {
+	claims, err := s.deps.Sealer.Open(ctx, state, sealed.Expectation{Subject: sub, RequestDigest: digest})
+	switch {
+	case errors.Is(err, sealed.ErrInvalidState):
+		return claims, errInvalidState
+	case err != nil:
+		return claims, err
+	case claims.Round > s.opts.MaxRounds:
+		return claims, s.errRoundsExceeded()
+	}
+	return claims, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // panicStore is a memstore whose armed methods panic, as a buggy host
@@ -221,67 +222,38 @@ func TestPanicInCallCancelsItsRun(t *testing.T) {
 	})
 }
 
-// panicTools are native tools that panic: "boom" (after one progress
-// notification when asked for progress) and "handoff", which reports
-// progress and hands off to the "waits" workflow.
-type panicTools struct{}
-
-func (panicTools) ListTools(context.Context, interop.Subject) ([]Tool, error) {
-	return []Tool{{Name: "boom"}, {Name: "handoff"}}, nil
+// panicTools is an extension with one native tool, "handoff", which
+// reports progress and hands off to the "waits" workflow.
+var panicTools = &fakeExtension{
+	tools: []mount.Tool{{Name: "handoff"}},
+	call: func(_ context.Context, tc *mount.ToolCall) (mount.ToolOutcome, error) {
+		notifyProgress(tc, 1, "started")
+		return mount.ToolOutcome{Handoff: &mount.Handoff{WorkflowID: "waits"}}, nil
+	},
 }
 
-func (panicTools) CallTool(_ context.Context, _ interop.Subject, c *ToolCall) (ToolResult, error) {
-	c.Progress(1, 0, "started")
-	if c.Name == "handoff" {
-		return ToolResult{Handoff: &Handoff{WorkflowID: "waits"}}, nil
-	}
-	panic("tool exploded")
-}
-
-// TestPanicOnStream: a panic in a native tool is answered like any other
-// request's, and once the tool's progress opened an SSE stream, as the
-// last event of that stream; so is a panic after the tool handed its call
-// to a run.
+// TestPanicOnStream: a panic after a native tool's progress opened an SSE
+// stream — here in the store, once the tool handed its call to a run — is
+// answered as the last event of that stream. (A panic in the host's tool
+// itself is mcp/ext's to contain.)
 func TestPanicOnStream(t *testing.T) {
-	cases := []struct {
-		name, where string
-		req         rpc
-		arm         string
-		progress    bool
-	}{
-		{"tool, JSON", "NativeTools.CallTool", rpc{method: "tools/call", params: map[string]any{"name": "boom"}}, "", false},
-		{"tool, SSE", "NativeTools.CallTool", progressCall("boom"), "", true},
-		{"hand-off, SSE", "request", progressCall("handoff"), "CreateRun", true},
+	e, ps, logs := newPanicEnv(t, withExtension(panicTools))
+	ps.arm("CreateRun")
+	rec := e.do(progressCall("handoff"))
+	logs.wantOnePanic(t, "request")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("answer %d %s", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			e, ps, logs := newPanicEnv(t, func(c *testConfig) { c.Tools = panicTools{} })
-			ps.arm(tc.arm)
-			rec := e.do(tc.req)
-			logs.wantOnePanic(t, tc.where)
-			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`
-			if !tc.progress {
-				wantError(t, rec, http.StatusInternalServerError, codeInternalError)
-				if rec.Body.String() != want {
-					t.Fatalf("answer %s", rec.Body)
-				}
-				return
-			}
-			if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" {
-				t.Fatalf("answer %d %s", rec.Code, rec.Header().Get("Content-Type"))
-			}
-			stream := &sse{t: t, sc: bufio.NewScanner(bytes.NewReader(rec.Body.Bytes()))}
-			if m := stream.next(); m["method"] != "notifications/progress" {
-				t.Fatalf("first event %v", m)
-			}
-			stream.next()
-			if string(stream.raw) != want {
-				t.Fatalf("last event %s, want %s", stream.raw, want)
-			}
-			if stream.sc.Scan() {
-				t.Fatalf("more after the error: %q", stream.sc.Text())
-			}
-		})
+	stream := &sse{t: t, sc: bufio.NewScanner(bytes.NewReader(rec.Body.Bytes()))}
+	if m := stream.next(); m["method"] != "notifications/progress" {
+		t.Fatalf("first event %v", m)
+	}
+	stream.next()
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`; string(stream.raw) != want {
+		t.Fatalf("last event %s, want %s", stream.raw, want)
+	}
+	if stream.sc.Scan() {
+		t.Fatalf("more after the error: %q", stream.sc.Text())
 	}
 }
 

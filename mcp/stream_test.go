@@ -11,41 +11,38 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
-// streamTools are native tools answered as SSE streams: "slow-progress"
-// reports progress, waits pause, reports again and answers; "flood"
-// reports 64 KiB of progress after 64 KiB until its context ends, then
-// says why on ended.
-type streamTools struct {
-	pause time.Duration
-	ended chan error
-}
-
-func (st *streamTools) ListTools(context.Context, interop.Subject) ([]Tool, error) {
-	return []Tool{{Name: "slow-progress"}, {Name: "flood"}}, nil
-}
-
-func (st *streamTools) CallTool(ctx context.Context, _ interop.Subject, c *ToolCall) (ToolResult, error) {
-	switch c.Name {
-	case "slow-progress":
-		c.Progress(1, 2, "first")
-		select {
-		case <-time.After(st.pause):
-		case <-ctx.Done():
-			return ToolResult{}, ctx.Err()
-		}
-		c.Progress(2, 2, "second")
-		return ToolResult{Content: []Content{TextContent("done")}}, nil
-	case "flood":
-		msg := strings.Repeat("x", 64<<10)
-		for i := 0; ctx.Err() == nil; i++ {
-			c.Progress(float64(i), 0, msg)
-		}
-		st.ended <- ctx.Err()
-		return ToolResult{}, ctx.Err()
+// streamTools is an extension whose native tools answer as SSE streams:
+// "slow-progress" reports progress, waits pause, reports again and
+// answers; "flood" reports 64 KiB of progress after 64 KiB until its
+// context ends, then says why on ended.
+func streamTools(pause time.Duration, ended chan error) *fakeExtension {
+	return &fakeExtension{
+		tools: []mount.Tool{{Name: "slow-progress"}, {Name: "flood"}},
+		call: func(ctx context.Context, tc *mount.ToolCall) (mount.ToolOutcome, error) {
+			switch tc.Name {
+			case "slow-progress":
+				notifyProgress(tc, 1, "first")
+				select {
+				case <-time.After(pause):
+				case <-ctx.Done():
+					return mount.ToolOutcome{}, ctx.Err()
+				}
+				notifyProgress(tc, 2, "second")
+				return textResult("done"), nil
+			case "flood":
+				msg := strings.Repeat("x", 64<<10)
+				for i := 0; ctx.Err() == nil; i++ {
+					notifyProgress(tc, float64(i), msg)
+				}
+				ended <- ctx.Err()
+				return mount.ToolOutcome{}, ctx.Err()
+			}
+			return mount.ToolOutcome{}, interop.ErrNotFound
+		},
 	}
-	return ToolResult{}, interop.ErrNotFound
 }
 
 // progressCall is a tools/call of name asking for progress.
@@ -98,8 +95,7 @@ func TestStreamsOutliveServerTimeouts(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		proto := map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2]
 		t.Run(proto+"/progress", func(t *testing.T) {
-			e := newEnv(t, func(c *testConfig) {
-				c.Tools = &streamTools{pause: outlive}
+			e := newEnv(t, withExtension(streamTools(outlive, nil)), func(c *testConfig) {
 				c.StreamWriteTimeout = writeTimeout
 			})
 			ts := e.serveWith(h2, serverTimeout, serverTimeout)
@@ -147,9 +143,8 @@ func TestStreamsOutliveServerTimeouts(t *testing.T) {
 func TestStreamWriteTimeoutCutsStalledClient(t *testing.T) {
 	for _, h2 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2], func(t *testing.T) {
-			tools := &streamTools{ended: make(chan error, 1)}
-			e := newEnv(t, func(c *testConfig) {
-				c.Tools = tools
+			ended := make(chan error, 1)
+			e := newEnv(t, withExtension(streamTools(0, ended)), func(c *testConfig) {
 				c.StreamWriteTimeout = 200 * time.Millisecond
 			})
 			ts := e.serveWith(h2, 0, 0)
@@ -175,7 +170,7 @@ func TestStreamWriteTimeoutCutsStalledClient(t *testing.T) {
 			}
 			// The client reads nothing.
 			select {
-			case err := <-tools.ended:
+			case err := <-ended:
 				if err == nil {
 					t.Fatal("the flood ended without its context ending")
 				}

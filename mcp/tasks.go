@@ -95,7 +95,7 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 	t := s.task(run, status)
 	switch status {
 	case mapping.TaskInputRequired:
-		p := s.project(ctx, sub, run, ClientCapabilities{}, true)
+		p := s.project(ctx, sub, run, mount.Caps{}, true)
 		t.InputRequests = p.requests
 		if t.InputRequests == nil {
 			t.InputRequests = map[string]inputRequest{}
@@ -150,7 +150,7 @@ func (s *Server) taskStatus(run *interop.Run) (mapping.TaskStatus, error) {
 // can act on by calling again with the capability. No run is left waiting
 // for an answer that cannot come. The guard lives in this process: runs
 // that suspend after Close are not followed.
-func (s *Server) guardInput(sub interop.Subject, run interop.Run, caps ClientCapabilities) {
+func (s *Server) guardInput(sub interop.Subject, run interop.Run, caps mount.Caps) {
 	if !s.begin() {
 		return
 	}
@@ -183,7 +183,7 @@ func (s *Server) guardInput(sub interop.Subject, run interop.Run, caps ClientCap
 
 // stopUnanswerable cancels run when it waits on input caps cannot answer,
 // and reports whether the guard is done (the run ended or was cancelled).
-func (s *Server) stopUnanswerable(ctx context.Context, sub interop.Subject, run interop.Run, caps ClientCapabilities) bool {
+func (s *Server) stopUnanswerable(ctx context.Context, sub interop.Subject, run interop.Run, caps mount.Caps) bool {
 	if run.Status.Terminal() {
 		return true
 	}
@@ -209,18 +209,18 @@ var errUnknownTask = errInvalidParams("Invalid params: unknown task")
 // taskRun reads the run a tasks/* request names. It first checks that the
 // request declared the extension (-32021; OpenWOP interop map, mcp.meta).
 func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
-	if !c.caps.Tasks {
+	if !c.Caps.Tasks {
 		return interop.Run{}, missingCapability(requiredTasks)
 	}
 	var taskID string
-	if json.Unmarshal(c.msg.params["taskId"], &taskID) != nil {
+	if json.Unmarshal(c.Params["taskId"], &taskID) != nil {
 		return interop.Run{}, errUnknownTask
 	}
 	runID, err := isolation.ParseID(taskID)
-	if err != nil || isolation.CheckReadable(c.subject, runID) != nil {
+	if err != nil || isolation.CheckReadable(c.Subject, runID) != nil {
 		return interop.Run{}, errUnknownTask
 	}
-	run, err := s.deps.Store.GetRun(ctx, c.subject, runID)
+	run, err := s.deps.Store.GetRun(ctx, c.Subject, runID)
 	if err != nil {
 		if errors.Is(isolation.GateError(err), interop.ErrNotFound) {
 			return interop.Run{}, errUnknownTask
@@ -236,7 +236,7 @@ func (s *Server) tasksGet(ctx context.Context, c *call) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
-	t, err := s.detailedTask(ctx, c.subject, &run)
+	t, err := s.detailedTask(ctx, c.Subject, &run)
 	if err != nil {
 		return answer{}, err
 	}
@@ -258,7 +258,7 @@ func (s *Server) tasksUpdate(ctx context.Context, c *call) (answer, error) {
 		return answer{}, err
 	}
 	var responses map[string]json.RawMessage
-	raw, ok := c.msg.params["inputResponses"]
+	raw, ok := c.Params["inputResponses"]
 	if !ok || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &responses) != nil {
 		return answer{}, errMalformedResponses
 	}
@@ -280,7 +280,7 @@ func (s *Server) tasksUpdate(ctx context.Context, c *call) (answer, error) {
 			continue
 		}
 		outcome, value := resolution(in, er)
-		_, err := s.deps.Store.ResolveInterrupt(ctx, c.subject, interop.ResolveRequest{RunID: run.ID, InterruptID: in.ID, Outcome: outcome, Value: value})
+		_, err := s.deps.Store.ResolveInterrupt(ctx, c.Subject, interop.ResolveRequest{RunID: run.ID, InterruptID: in.ID, Outcome: outcome, Value: value})
 		if err != nil {
 			if e := resolveError(in, err); e != nil {
 				return answer{}, e
@@ -299,7 +299,7 @@ func (s *Server) tasksCancel(ctx context.Context, c *call) (answer, error) {
 		return answer{}, err
 	}
 	if !run.Status.Terminal() {
-		_, err = s.deps.Store.CancelRun(context.WithoutCancel(ctx), c.subject, run.ID, ReasonTaskCancelled)
+		_, err = s.deps.Store.CancelRun(context.WithoutCancel(ctx), c.Subject, run.ID, ReasonTaskCancelled)
 		switch {
 		case err == nil, errors.Is(err, interop.ErrRunTerminal):
 		case errors.Is(isolation.GateError(err), interop.ErrNotFound):

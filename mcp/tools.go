@@ -37,15 +37,15 @@ func (s *Server) discover(_ context.Context, _ *call) (answer, error) {
 			Extensions  map[string]json.RawMessage `json:"extensions,omitempty"`
 		} `json:"capabilities"`
 	}{ResultType: "complete", TTLMs: s.listTTLMs(), CacheScope: "public", SupportedVersions: s.deps.Policy.Offered()}
-	// An extension point is advertised exactly when it is configured, so
-	// discovery never promises a method that answers -32601.
-	if s.opts.Prompts != nil {
+	// A capability of the extension is advertised exactly when it is
+	// served, so discovery never promises a method that answers -32601.
+	if s.ext.Prompts {
 		result.Capabilities.Prompts = &capability{}
 	}
-	if s.opts.Resources != nil {
+	if s.ext.Resources {
 		result.Capabilities.Resources = &capability{}
 	}
-	if s.opts.Completions != nil {
+	if s.ext.Completions {
 		result.Capabilities.Completions = &capability{}
 	}
 	for _, ext := range extensions(s.opts.Tasks) {
@@ -65,12 +65,12 @@ const toolsPageSize = 100
 // start, sorted by name, identical for every connection of the caller and
 // cached per authorization context.
 func (s *Server) toolsList(ctx context.Context, c *call) (answer, error) {
-	set, err := s.tools.get(ctx, c.subject)
+	set, err := s.tools.get(ctx, c.Subject)
 	if err != nil {
 		return answer{}, err
 	}
 	start := 0
-	if raw, ok := c.msg.params["cursor"]; ok && string(raw) != "null" {
+	if raw, ok := c.Params["cursor"]; ok && string(raw) != "null" {
 		var cursor string
 		after, ok := "", json.Unmarshal(raw, &cursor) == nil
 		if ok {
@@ -92,12 +92,12 @@ func (s *Server) toolsList(ctx context.Context, c *call) (answer, error) {
 }
 
 // tool is one of the caller's tools: a workflow, or a native tool of the
-// host (Config.Tools), with its compiled input schema, its effective
+// extension, with its compiled input schema, its effective
 // execution.taskSupport and its encoded Tool object.
 type tool struct {
 	name    string
 	wf      interop.Workflow // the zero Workflow for a native tool
-	native  *Tool            // nil for a workflow
+	native  bool
 	support string
 	schema  *jsonschema.Schema
 	json    []byte
@@ -192,15 +192,14 @@ func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, 
 // the tool out (logged), as for workflows.
 func (tc *toolCache) addNative(ctx context.Context, sub interop.Subject, set *toolSet) error {
 	s := tc.s
-	if s.opts.Tools == nil {
+	if s.opts.Extension == nil {
 		return nil
 	}
-	natives, err := s.opts.Tools.ListTools(ctx, sub)
+	natives, err := s.opts.Extension.ListTools(ctx, sub)
 	if err != nil {
 		return fmt.Errorf("list native tools: %w", err)
 	}
-	for i := range natives {
-		nt := natives[i]
+	for _, nt := range natives {
 		if nt.Name == "" || set.byName[nt.Name] != nil {
 			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: empty or duplicate name", "tool", nt.Name)
 			continue
@@ -215,7 +214,7 @@ func (tc *toolCache) addNative(ctx context.Context, sub interop.Subject, set *to
 			continue
 		}
 		nt.InputSchema = raw
-		t := &tool{name: nt.Name, native: &nt, support: taskSupport(nt.TaskSupport, interop.TaskForbidden), schema: sch}
+		t := &tool{name: nt.Name, native: true, support: taskSupport(nt.TaskSupport, interop.TaskForbidden), schema: sch}
 		if t.json, err = s.encodeTool(nt.Name, nt.Title, nt.Description, raw, t.support); err != nil {
 			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: not encodable", "tool", nt.Name, "error", err)
 			continue

@@ -227,7 +227,7 @@ func (s *Server) reply(x *exchange, res answer, err error) {
 // write turns an answer into bytes and reports whether the whole response
 // reached the connection.
 func (s *Server) write(x *exchange, res answer, err error) bool {
-	id := x.call.msg.id
+	id := x.call.id
 	if x.sse != nil { // a native tool's progress opened an SSE answer
 		if err != nil {
 			return x.sse.sendError(id, s.wireError(x.r.Context(), err))
@@ -263,7 +263,7 @@ func (s *Server) write(x *exchange, res answer, err error) bool {
 // written yet, as the last event of an SSE answer under way; a JSON answer
 // already written stays as it is.
 func (s *Server) writePanicked(x *exchange) {
-	id := x.call.msg.id
+	id := x.call.id
 	switch {
 	case !x.begun.Load():
 		writeErrorBody(x, id, errInternal())

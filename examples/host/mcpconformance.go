@@ -9,6 +9,7 @@ import (
 	"github.com/wopinterop/wopinterop/examples/host/mcpfixtures"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/ext"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -61,7 +62,9 @@ func newConformanceMount(cfg config, version string, sealKey []byte) (*conforman
 		Logger:                 cfg.Logger,
 		Now:                    cfg.Now,
 	}
-	mcpfixtures.New().Configure(&mc)
+	if mc.Extension, err = ext.New(mcpfixtures.New().Config()); err != nil {
+		return nil, err
+	}
 	srv, err := mcp.New(deps, mc)
 	if err != nil {
 		return nil, err

@@ -2,9 +2,10 @@
 // suite (@modelcontextprotocol/conformance, scenarios of the 2026-07-28
 // revision and the io.modelcontextprotocol/tasks extension) drives
 // against the mcp mount: the tools, prompts, resources and completions the
-// scenarios name, implemented on the mount's optional host extension
-// points (mcp.NativeTools, mcp.Prompts, mcp.Resources, mcp.Completions),
-// plus memstore workflows for the Tasks scenarios.
+// scenarios name, implemented on the mount's optional extension points
+// (package mcp/ext: ext.NativeTools, ext.Prompts, ext.Resources,
+// ext.Completions, answered in go-sdk's protocol types), plus memstore
+// workflows for the Tasks scenarios.
 //
 // Two halves, both mounted in one dedicated tenant ([Tenant]):
 //
@@ -19,8 +20,9 @@
 //     tools (MRTR with elicitation, sampling and roots, sealed host
 //     state, capability checks), test_tool_with_task (input rounds, then
 //     a hand-off to slow_compute answered as a task), the prompts, the
-//     test:// resources and completions. [Host.Configure] plugs it into an
-//     mcp.Config.
+//     test:// resources and completions. [Host.Config] is it on every
+//     extension point, for ext.New to make the mount's
+//     mcp.Options.Extension.
 //
 // examples/host mounts them at /mcp-conformance, and its
 // TestMCPConformanceSuite runs the suite there in CI.

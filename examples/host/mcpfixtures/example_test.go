@@ -14,6 +14,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/ext"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -49,7 +50,9 @@ func Example() {
 		Tasks:          true,
 		ServerInfo:     mcp.Implementation{Name: "fixtures", Version: "1.0.0"},
 	}
-	mcpfixtures.New().Configure(&cfg)
+	if cfg.Extension, err = ext.New(mcpfixtures.New().Config()); err != nil {
+		panic(err)
+	}
 	srv, err := mcp.New(deps, cfg)
 	if err != nil {
 		panic(err)
@@ -76,7 +79,7 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(w.Code, resp.Result.Content[0].Text)
-	fmt.Println(cfg.ResourceSchemes)
+	fmt.Println(mcpfixtures.New().Config().ResourceSchemes)
 	// Output:
 	// 200 Hello, World!
 	// [test]

@@ -16,6 +16,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/ext"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -367,7 +368,9 @@ func newMount(t testing.TB) (*httptest.Server, *memstore.Store) {
 		ServerInfo:             mcp.Implementation{Name: "wopinterop-mcp-fixtures", Version: "1.0.0"},
 		BlockTimeout:           10 * time.Second,
 	}
-	mcpfixtures.New().Configure(&cfg)
+	if cfg.Extension, err = ext.New(mcpfixtures.New().Config()); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := mcp.New(deps, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -9,19 +9,21 @@ import (
 	"strings"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/wopinterop/wopinterop/interop"
-	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/ext"
 )
 
 // Host serves the fixtures that are not workflows: it implements
-// mcp.NativeTools, mcp.Prompts, mcp.Resources and mcp.Completions. It is
+// ext.NativeTools, ext.Prompts, ext.Resources and ext.Completions. It is
 // immutable and safe for concurrent use. It serves every Subject alike;
 // the host decides who reaches it by the tenant it maps callers to (see
 // [Tenant]).
 type Host struct {
 	png, wav []byte
 	tools    map[string]nativeTool
-	list     []mcp.Tool
+	list     []ext.Tool
 }
 
 // New returns the fixture host.
@@ -37,28 +39,26 @@ func New() *Host {
 // ResourceScheme is the only URI scheme the fixture resources use.
 const ResourceScheme = "test"
 
-// Configure plugs the fixture host into cfg: every extension point, and
-// "test" among the resource schemes.
-func (h *Host) Configure(cfg *mcp.Options) {
-	cfg.Tools, cfg.Prompts, cfg.Resources, cfg.Completions = h, h, h, h
-	if !slices.Contains(cfg.ResourceSchemes, ResourceScheme) {
-		cfg.ResourceSchemes = append(slices.Clone(cfg.ResourceSchemes), ResourceScheme)
-	}
+// Config is the fixture host on every extension point, with "test" as
+// the one resource scheme; ext.New turns it into the mount's
+// mcp.Options.Extension.
+func (h *Host) Config() ext.Config {
+	return ext.Config{Tools: h, Prompts: h, Resources: h, Completions: h, ResourceSchemes: []string{ResourceScheme}}
 }
 
-// ListTools implements mcp.NativeTools.
-func (h *Host) ListTools(ctx context.Context, _ interop.Subject) ([]mcp.Tool, error) {
+// ListTools implements ext.NativeTools.
+func (h *Host) ListTools(ctx context.Context, _ interop.Subject) ([]ext.Tool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return slices.Clone(h.list), nil
 }
 
-// CallTool implements mcp.NativeTools.
-func (h *Host) CallTool(ctx context.Context, _ interop.Subject, call *mcp.ToolCall) (mcp.ToolResult, error) {
+// CallTool implements ext.NativeTools.
+func (h *Host) CallTool(ctx context.Context, _ interop.Subject, call *ext.ToolCall) (ext.ToolResult, error) {
 	t, ok := h.tools[call.Name]
 	if !ok {
-		return mcp.ToolResult{}, interop.ErrNotFound
+		return ext.ToolResult{}, interop.ErrNotFound
 	}
 	return t.call(ctx, h, call)
 }
@@ -72,15 +72,15 @@ const (
 	PromptInputRequired = "test_input_required_result_prompt"
 )
 
-// ListPrompts implements mcp.Prompts.
-func (h *Host) ListPrompts(context.Context, interop.Subject) ([]mcp.Prompt, error) {
-	return []mcp.Prompt{
+// ListPrompts implements ext.Prompts.
+func (h *Host) ListPrompts(context.Context, interop.Subject) ([]*sdk.Prompt, error) {
+	return []*sdk.Prompt{
 		{Name: PromptSimple, Description: "A prompt without arguments."},
-		{Name: PromptWithArguments, Description: "A prompt with two required arguments.", Arguments: []mcp.PromptArgument{
+		{Name: PromptWithArguments, Description: "A prompt with two required arguments.", Arguments: []*sdk.PromptArgument{
 			{Name: "arg1", Description: "The first argument.", Required: true},
 			{Name: "arg2", Description: "The second argument.", Required: true},
 		}},
-		{Name: PromptEmbedded, Description: "A prompt embedding a resource.", Arguments: []mcp.PromptArgument{
+		{Name: PromptEmbedded, Description: "A prompt embedding a resource.", Arguments: []*sdk.PromptArgument{
 			{Name: "resourceUri", Description: "The URI of the resource to embed.", Required: true},
 		}},
 		{Name: PromptImage, Description: "A prompt with an image."},
@@ -88,42 +88,46 @@ func (h *Host) ListPrompts(context.Context, interop.Subject) ([]mcp.Prompt, erro
 	}, nil
 }
 
-// GetPrompt implements mcp.Prompts. Arguments are only ever quoted as
+// GetPrompt implements ext.Prompts. Arguments are only ever quoted as
 // text, never evaluated.
-func (h *Host) GetPrompt(_ context.Context, _ interop.Subject, req *mcp.PromptRequest) (mcp.PromptResult, error) {
-	user := func(c mcp.Content) mcp.PromptMessage { return mcp.PromptMessage{Role: mcp.RoleUser, Content: c} }
+func (h *Host) GetPrompt(_ context.Context, _ interop.Subject, req *ext.PromptRequest) (ext.PromptResult, error) {
+	user := func(c sdk.Content) *sdk.PromptMessage { return &sdk.PromptMessage{Role: "user", Content: c} }
+	messages := func(ms ...*sdk.PromptMessage) (ext.PromptResult, error) { return ext.PromptResult{Messages: ms}, nil }
 	switch req.Name {
 	case PromptSimple:
-		return mcp.PromptResult{Messages: []mcp.PromptMessage{user(mcp.TextContent("This is a simple prompt for testing."))}}, nil
+		return messages(user(textContent("This is a simple prompt for testing.")))
 	case PromptWithArguments:
-		return mcp.PromptResult{Messages: []mcp.PromptMessage{user(mcp.TextContent(
-			fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", req.Arguments["arg1"], req.Arguments["arg2"])))}}, nil
+		return messages(user(textContent(
+			fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", req.Arguments["arg1"], req.Arguments["arg2"]))))
 	case PromptEmbedded:
 		uri := req.Arguments["resourceUri"]
 		if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
-			return mcp.PromptResult{}, &interop.InputError{Field: "arguments/resourceUri", Reason: "not an absolute URI"}
+			return ext.PromptResult{}, &interop.InputError{Field: "arguments/resourceUri", Reason: "not an absolute URI"}
 		}
-		return mcp.PromptResult{Messages: []mcp.PromptMessage{
-			user(mcp.EmbeddedResource(mcp.TextResource(uri, "text/plain", "Embedded resource content for testing."))),
-			user(mcp.TextContent("Please process the embedded resource above.")),
-		}}, nil
+		return messages(
+			user(&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: uri, MIMEType: "text/plain", Text: "Embedded resource content for testing."}}),
+			user(textContent("Please process the embedded resource above.")),
+		)
 	case PromptImage:
-		return mcp.PromptResult{Messages: []mcp.PromptMessage{
-			user(mcp.ImageContent(h.png, "image/png")),
-			user(mcp.TextContent("Please analyze the image above.")),
-		}}, nil
+		return messages(
+			user(&sdk.ImageContent{Data: h.png, MIMEType: "image/png"}),
+			user(textContent("Please analyze the image above.")),
+		)
 	case PromptInputRequired:
 		er, ok := req.Responses.Elicitation("user_context")
-		userContext, _ := er.Content["context"].(string)
+		var userContext string
+		if ok {
+			userContext, _ = er.Content["context"].(string)
+		}
 		if !ok || er.Action != "accept" || userContext == "" {
-			return mcp.PromptResult{Input: &mcp.InputRequired{Requests: map[string]mcp.InputRequest{
-				"user_context": mcp.ElicitForm("What context should the prompt use?",
-					json.RawMessage(`{"type":"object","properties":{"context":{"type":"string","title":"Context"}},"required":["context"]}`)),
+			return ext.PromptResult{Input: &ext.InputRequired{Requests: sdk.InputRequestMap{
+				"user_context": elicitForm("What context should the prompt use?",
+					`{"type":"object","properties":{"context":{"type":"string","title":"Context"}},"required":["context"]}`),
 			}}}, nil
 		}
-		return mcp.PromptResult{Messages: []mcp.PromptMessage{user(mcp.TextContent("Answer with this context in mind: " + userContext))}}, nil
+		return messages(user(textContent("Answer with this context in mind: " + userContext)))
 	}
-	return mcp.PromptResult{}, interop.ErrNotFound
+	return ext.PromptResult{}, interop.ErrNotFound
 }
 
 // URIs of the resource fixtures.
@@ -134,28 +138,28 @@ const (
 	StaticText           = "This is the content of the static text resource."
 )
 
-// ListResources implements mcp.Resources.
-func (h *Host) ListResources(context.Context, interop.Subject) ([]mcp.Resource, error) {
-	return []mcp.Resource{
+// ListResources implements ext.Resources.
+func (h *Host) ListResources(context.Context, interop.Subject) ([]*sdk.Resource, error) {
+	return []*sdk.Resource{
 		{URI: ResourceStaticText, Name: "static-text", Description: "A static text resource.", MIMEType: "text/plain"},
 		{URI: ResourceStaticBinary, Name: "static-binary", Description: "A static PNG image.", MIMEType: "image/png"},
 	}, nil
 }
 
-// ListResourceTemplates implements mcp.Resources.
-func (h *Host) ListResourceTemplates(context.Context, interop.Subject) ([]mcp.ResourceTemplate, error) {
-	return []mcp.ResourceTemplate{
+// ListResourceTemplates implements ext.Resources.
+func (h *Host) ListResourceTemplates(context.Context, interop.Subject) ([]*sdk.ResourceTemplate, error) {
+	return []*sdk.ResourceTemplate{
 		{URITemplate: ResourceTemplate, Name: "template", Description: "JSON data for an id.", MIMEType: "application/json"},
 	}, nil
 }
 
-// ReadResource implements mcp.Resources.
-func (h *Host) ReadResource(_ context.Context, _ interop.Subject, req *mcp.ResourceRequest) (mcp.ResourceResult, error) {
+// ReadResource implements ext.Resources.
+func (h *Host) ReadResource(_ context.Context, _ interop.Subject, req *ext.ResourceRequest) (ext.ResourceResult, error) {
 	switch req.URI {
 	case ResourceStaticText:
-		return mcp.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextResource(req.URI, "text/plain", StaticText)}, TTL: time.Minute, Public: true}, nil
+		return ext.ResourceResult{Contents: []*sdk.ResourceContents{{URI: req.URI, MIMEType: "text/plain", Text: StaticText}}, TTL: time.Minute, Public: true}, nil
 	case ResourceStaticBinary:
-		return mcp.ResourceResult{Contents: []mcp.ResourceContents{mcp.BlobResource(req.URI, "image/png", h.png)}, TTL: time.Minute, Public: true}, nil
+		return ext.ResourceResult{Contents: []*sdk.ResourceContents{{URI: req.URI, MIMEType: "image/png", Blob: h.png}}, TTL: time.Minute, Public: true}, nil
 	}
 	if id, ok := templateID(req.URI); ok {
 		body, err := json.Marshal(struct {
@@ -164,11 +168,11 @@ func (h *Host) ReadResource(_ context.Context, _ interop.Subject, req *mcp.Resou
 			Data         string `json:"data"`
 		}{id, true, "Data for ID: " + id})
 		if err != nil {
-			return mcp.ResourceResult{}, err
+			return ext.ResourceResult{}, err
 		}
-		return mcp.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextResource(req.URI, "application/json", string(body))}}, nil
+		return ext.ResourceResult{Contents: []*sdk.ResourceContents{{URI: req.URI, MIMEType: "application/json", Text: string(body)}}}, nil
 	}
-	return mcp.ResourceResult{}, interop.ErrNotFound
+	return ext.ResourceResult{}, interop.ErrNotFound
 }
 
 // templateID matches test://template/{id}/data with a non-empty id of one
@@ -186,24 +190,25 @@ func templateID(uri string) (string, bool) {
 	return unescaped, err == nil
 }
 
-// Complete implements mcp.Completions: arg1 and arg2 of
+// Complete implements ext.Completions: arg1 and arg2 of
 // test_prompt_with_arguments and id of the template complete from fixed
 // lists by prefix.
-func (h *Host) Complete(_ context.Context, _ interop.Subject, req mcp.CompletionRequest) (mcp.Completion, error) {
+func (h *Host) Complete(_ context.Context, _ interop.Subject, req *sdk.CompleteParams) (*sdk.CompletionResultDetails, error) {
 	var candidates []string
+	arg := req.Argument.Name
 	switch {
-	case req.Ref == mcp.RefPrompt && req.Name == PromptWithArguments && (req.Argument == "arg1" || req.Argument == "arg2"):
+	case req.Ref.Type == "ref/prompt" && req.Ref.Name == PromptWithArguments && (arg == "arg1" || arg == "arg2"):
 		candidates = []string{"paris", "park", "party", "test-value", "testing"}
-	case req.Ref == mcp.RefResource && req.URI == ResourceTemplate && req.Argument == "id":
+	case req.Ref.Type == "ref/resource" && req.Ref.URI == ResourceTemplate && arg == "id":
 		candidates = []string{"1", "12", "123"}
 	default:
-		return mcp.Completion{}, interop.ErrNotFound
+		return nil, interop.ErrNotFound
 	}
 	var values []string
 	for _, c := range candidates {
-		if strings.HasPrefix(c, req.Value) {
+		if strings.HasPrefix(c, req.Argument.Value) {
 			values = append(values, c)
 		}
 	}
-	return mcp.Completion{Values: values, Total: len(values)}, nil
+	return &sdk.CompletionResultDetails{Values: values, Total: len(values)}, nil
 }

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/wopinterop/wopinterop/interop"
-	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/ext"
 )
 
 // Names of the native tool fixtures.
@@ -75,45 +77,45 @@ const (
 
 // nativeTool is one native tool fixture.
 type nativeTool struct {
-	mcp.Tool
-	call func(ctx context.Context, h *Host, tc *mcp.ToolCall) (mcp.ToolResult, error)
+	ext.Tool
+	call func(ctx context.Context, h *Host, tc *ext.ToolCall) (ext.ToolResult, error)
 }
 
 func tools() []nativeTool {
-	plain := func(name, description string, call func(ctx context.Context, h *Host, tc *mcp.ToolCall) (mcp.ToolResult, error)) nativeTool {
-		return nativeTool{Tool: mcp.Tool{Name: name, Description: description, InputSchema: json.RawMessage(noArgumentsObject)}, call: call}
+	plain := func(name, description string, call func(ctx context.Context, h *Host, tc *ext.ToolCall) (ext.ToolResult, error)) nativeTool {
+		return nativeTool{Tool: ext.Tool{Name: name, Description: description, InputSchema: json.RawMessage(noArgumentsObject)}, call: call}
 	}
 	return []nativeTool{
-		plain(ToolSimpleText, "Returns one text block.", func(context.Context, *Host, *mcp.ToolCall) (mcp.ToolResult, error) {
+		plain(ToolSimpleText, "Returns one text block.", func(context.Context, *Host, *ext.ToolCall) (ext.ToolResult, error) {
 			return text(SimpleText), nil
 		}),
-		plain(ToolImage, "Returns a 1x1 PNG image.", func(_ context.Context, h *Host, _ *mcp.ToolCall) (mcp.ToolResult, error) {
-			return mcp.ToolResult{Content: []mcp.Content{mcp.ImageContent(h.png, "image/png")}}, nil
+		plain(ToolImage, "Returns a 1x1 PNG image.", func(_ context.Context, h *Host, _ *ext.ToolCall) (ext.ToolResult, error) {
+			return ext.ToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: h.png, MIMEType: "image/png"}}}, nil
 		}),
-		plain(ToolAudio, "Returns a short WAV clip.", func(_ context.Context, h *Host, _ *mcp.ToolCall) (mcp.ToolResult, error) {
-			return mcp.ToolResult{Content: []mcp.Content{mcp.AudioContent(h.wav, "audio/wav")}}, nil
+		plain(ToolAudio, "Returns a short WAV clip.", func(_ context.Context, h *Host, _ *ext.ToolCall) (ext.ToolResult, error) {
+			return ext.ToolResult{Content: []sdk.Content{&sdk.AudioContent{Data: h.wav, MIMEType: "audio/wav"}}}, nil
 		}),
-		plain(ToolEmbeddedResource, "Returns an embedded text resource.", func(context.Context, *Host, *mcp.ToolCall) (mcp.ToolResult, error) {
-			return mcp.ToolResult{Content: []mcp.Content{mcp.EmbeddedResource(mcp.TextResource("test://embedded-resource", "text/plain", EmbeddedText))}}, nil
+		plain(ToolEmbeddedResource, "Returns an embedded text resource.", func(context.Context, *Host, *ext.ToolCall) (ext.ToolResult, error) {
+			return ext.ToolResult{Content: []sdk.Content{&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://embedded-resource", MIMEType: "text/plain", Text: EmbeddedText}}}}, nil
 		}),
-		plain(ToolMixedContent, "Returns text, an image and an embedded resource.", func(_ context.Context, h *Host, _ *mcp.ToolCall) (mcp.ToolResult, error) {
-			return mcp.ToolResult{Content: []mcp.Content{
-				mcp.TextContent(MixedContentText),
-				mcp.ImageContent(h.png, "image/png"),
-				mcp.EmbeddedResource(mcp.TextResource("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`)),
+		plain(ToolMixedContent, "Returns text, an image and an embedded resource.", func(_ context.Context, h *Host, _ *ext.ToolCall) (ext.ToolResult, error) {
+			return ext.ToolResult{Content: []sdk.Content{
+				textContent(MixedContentText),
+				&sdk.ImageContent{Data: h.png, MIMEType: "image/png"},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}},
 			}}, nil
 		}),
 		plain(ToolProgress, "Reports progress 0, 50 and 100 of 100, then completes.", runProgress),
-		plain(ToolError, "Always returns a tool error.", func(context.Context, *Host, *mcp.ToolCall) (mcp.ToolResult, error) {
-			return mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(ErrorText)}, IsError: true}, nil
+		plain(ToolError, "Always returns a tool error.", func(context.Context, *Host, *ext.ToolCall) (ext.ToolResult, error) {
+			return ext.ToolResult{Content: []sdk.Content{textContent(ErrorText)}, IsError: true}, nil
 		}),
 		plain(ToolMissingCapability, "Needs the sampling capability: a call that did not declare it is refused with -32021.", runMissingCapability),
 		plain(ToolStreamingElicit, "Reports progress while it asks for a confirmation; its answer stream carries notifications only, never requests.", runStreamingElicitation),
-		plain(ToolLogging, "Would log, but sends no log message to a request that set no log level.", func(context.Context, *Host, *mcp.ToolCall) (mcp.ToolResult, error) {
+		plain(ToolLogging, "Would log, but sends no log message to a request that set no log level.", func(context.Context, *Host, *ext.ToolCall) (ext.ToolResult, error) {
 			return text("Nothing was logged: the request set no log level."), nil
 		}),
-		{Tool: mcp.Tool{Name: ToolJSONSchema2020, Description: "Takes a contact described with JSON Schema 2020-12 keywords.", InputSchema: json.RawMessage(contactSchema)},
-			call: func(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+		{Tool: ext.Tool{Name: ToolJSONSchema2020, Description: "Takes a contact described with JSON Schema 2020-12 keywords.", InputSchema: json.RawMessage(contactSchema)},
+			call: func(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 				var in struct {
 					Name string `json:"name"`
 				}
@@ -128,32 +130,39 @@ func tools() []nativeTool {
 		plain(ToolMultiRound, "Asks for a name, then a favourite colour, then completes.", runMultiRound),
 		plain(ToolTamperedState, "Asks for a confirmation; a retry with altered request state is refused.", stateChecked(tamperedStateMarker, "The request state verified.")),
 		plain(ToolCapabilities, "Asks only for the inputs the request's client capabilities allow.", runCapabilities),
-		{Tool: mcp.Tool{Name: ToolWithTask, Description: "Asks the caller's name, then continues as a task that greets them.",
+		{Tool: ext.Tool{Name: ToolWithTask, Description: "Asks the caller's name, then continues as a task that greets them.",
 			InputSchema: json.RawMessage(noArgumentsObject), TaskSupport: interop.TaskRequired}, call: runToolWithTask},
 	}
 }
 
-func text(s string) mcp.ToolResult {
-	return mcp.ToolResult{Content: []mcp.Content{mcp.TextContent(s)}}
+func textContent(s string) *sdk.TextContent { return &sdk.TextContent{Text: s} }
+
+func text(s string) ext.ToolResult {
+	return ext.ToolResult{Content: []sdk.Content{textContent(s)}}
 }
 
-func ask(state string, requests map[string]mcp.InputRequest) mcp.ToolResult {
+// elicitForm asks for a flat form (elicitation form mode).
+func elicitForm(message, schema string) *sdk.ElicitParams {
+	return &sdk.ElicitParams{Mode: "form", Message: message, RequestedSchema: json.RawMessage(schema)}
+}
+
+func ask(state string, requests sdk.InputRequestMap) ext.ToolResult {
 	var st []byte
 	if state != "" {
 		st = []byte(state)
 	}
-	return mcp.ToolResult{Input: &mcp.InputRequired{Requests: requests, State: st}}
+	return ext.ToolResult{Input: &ext.InputRequired{Requests: requests, State: st}}
 }
 
-func askName(message string) mcp.InputRequest {
-	return mcp.ElicitForm(message, json.RawMessage(nameFormSchema))
+func askName(message string) *sdk.ElicitParams {
+	return elicitForm(message, nameFormSchema)
 }
 
-func runProgress(ctx context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runProgress(ctx context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	for i, p := range []float64{0, 50, 100} {
 		if i > 0 {
 			if err := sleep(ctx, progressStepDelay); err != nil {
-				return mcp.ToolResult{}, err
+				return ext.ToolResult{}, err
 			}
 		}
 		tc.Progress(p, 100, fmt.Sprintf("step %d of 3", i+1))
@@ -172,35 +181,43 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func capitalQuestion(question string, maxTokens int) mcp.InputRequest {
-	return mcp.CreateMessage(mcp.SamplingRequest{
-		Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.TextContent(question)}},
+func capitalQuestion(question string, maxTokens int64) *sdk.CreateMessageParams {
+	return &sdk.CreateMessageParams{
+		Messages:  []*sdk.SamplingMessage{{Role: "user", Content: textContent(question)}},
 		MaxTokens: maxTokens,
-	})
+	}
 }
 
-func runMissingCapability(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+// sampledText is the text a sampling answer carries, or "".
+func sampledText(res *sdk.CreateMessageResult) string {
+	if t, ok := res.Content.(*sdk.TextContent); ok {
+		return t.Text
+	}
+	return ""
+}
+
+func runMissingCapability(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	if sr, ok := tc.Responses.Sampling("summary"); ok {
-		return text("The model said: " + sr.Text()), nil
+		return text("The model said: " + sampledText(sr)), nil
 	}
 	// Asked regardless of what the request declared: the mount refuses
 	// the request with -32021 when sampling is missing.
-	return ask("", map[string]mcp.InputRequest{"summary": capitalQuestion("Summarise this conversation.", 50)}), nil
+	return ask("", sdk.InputRequestMap{"summary": capitalQuestion("Summarise this conversation.", 50)}), nil
 }
 
-func runStreamingElicitation(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runStreamingElicitation(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	tc.Progress(1, 2, "asking for a confirmation")
 	if er, ok := tc.Responses.Elicitation("confirm"); ok {
 		tc.Progress(2, 2, "done")
 		return text("Confirmation: " + er.Action + "."), nil
 	}
-	return ask("", map[string]mcp.InputRequest{"confirm": mcp.ElicitForm("Continue?", json.RawMessage(okFormSchema))}), nil
+	return ask("", sdk.InputRequestMap{"confirm": elicitForm("Continue?", okFormSchema)}), nil
 }
 
-func runElicitation(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runElicitation(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	er, ok := tc.Responses.Elicitation("user_name")
 	if !ok {
-		return ask("", map[string]mcp.InputRequest{"user_name": askName("What is your name?")}), nil
+		return ask("", sdk.InputRequestMap{"user_name": askName("What is your name?")}), nil
 	}
 	name, _ := er.Content["name"].(string)
 	if er.Action != "accept" || name == "" {
@@ -209,23 +226,23 @@ func runElicitation(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResul
 	return text("Hello, " + name + "!"), nil
 }
 
-func runSampling(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runSampling(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	sr, ok := tc.Responses.Sampling("capital_question")
 	if !ok {
-		return ask("", map[string]mcp.InputRequest{"capital_question": capitalQuestion("What is the capital of France?", 100)}), nil
+		return ask("", sdk.InputRequestMap{"capital_question": capitalQuestion("What is the capital of France?", 100)}), nil
 	}
-	return text("The model answered: " + sr.Text()), nil
+	return text("The model answered: " + sampledText(sr)), nil
 }
 
-func runListRoots(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runListRoots(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	roots, ok := tc.Responses.Roots("client_roots")
 	if !ok {
-		return ask("", map[string]mcp.InputRequest{"client_roots": mcp.ListRoots()}), nil
+		return ask("", sdk.InputRequestMap{"client_roots": &sdk.ListRootsParams{}}), nil
 	}
 	return text(describeRoots(roots)), nil
 }
 
-func describeRoots(roots []mcp.Root) string {
+func describeRoots(roots []*sdk.Root) string {
 	uris := make([]string, len(roots))
 	for i, r := range roots {
 		uris[i] = r.URI
@@ -236,17 +253,17 @@ func describeRoots(roots []mcp.Root) string {
 // stateChecked asks for a confirmation with marker as its sealed state and
 // completes with done only when the retry brings that state back; a retry
 // without it is asked again.
-func stateChecked(marker, done string) func(context.Context, *Host, *mcp.ToolCall) (mcp.ToolResult, error) {
-	return func(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func stateChecked(marker, done string) func(context.Context, *Host, *ext.ToolCall) (ext.ToolResult, error) {
+	return func(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 		if _, ok := tc.Responses.Elicitation("confirm"); ok && string(tc.State) == marker {
 			return text(done), nil
 		}
-		return ask(marker, map[string]mcp.InputRequest{"confirm": mcp.ElicitForm("Please confirm", json.RawMessage(okFormSchema))}), nil
+		return ask(marker, sdk.InputRequestMap{"confirm": elicitForm("Please confirm", okFormSchema)}), nil
 	}
 }
 
-func runMultipleInputs(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
-	missing := map[string]mcp.InputRequest{}
+func runMultipleInputs(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
+	missing := sdk.InputRequestMap{}
 	er, okName := tc.Responses.Elicitation("user_name")
 	if !okName {
 		missing["user_name"] = askName("What is your name?")
@@ -257,13 +274,13 @@ func runMultipleInputs(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolRe
 	}
 	roots, okRoots := tc.Responses.Roots("client_roots")
 	if !okRoots {
-		missing["client_roots"] = mcp.ListRoots()
+		missing["client_roots"] = &sdk.ListRootsParams{}
 	}
 	if len(missing) > 0 {
 		return ask(multipleInputsMarker, missing), nil
 	}
 	name, _ := er.Content["name"].(string)
-	return text(fmt.Sprintf("Name: %s. Greeting: %s. %s.", name, sr.Text(), describeRoots(roots))), nil
+	return text(fmt.Sprintf("Name: %s. Greeting: %s. %s.", name, sampledText(sr), describeRoots(roots))), nil
 }
 
 // multiRoundState is the sealed state of test_input_required_result_multi_round.
@@ -272,7 +289,7 @@ type multiRoundState struct {
 	Name string `json:"name,omitempty"`
 }
 
-func runMultiRound(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runMultiRound(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	var st multiRoundState
 	if len(tc.State) == 0 || json.Unmarshal(tc.State, &st) != nil {
 		st = multiRoundState{Step: 1}
@@ -288,15 +305,15 @@ func runMultiRound(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult
 	}
 	state, err := json.Marshal(st)
 	if err != nil {
-		return mcp.ToolResult{}, err
+		return ext.ToolResult{}, err
 	}
 	if st.Step == 1 {
-		return ask(string(state), map[string]mcp.InputRequest{"step1": askName("Step 1: What is your name?")}), nil
+		return ask(string(state), sdk.InputRequestMap{"step1": askName("Step 1: What is your name?")}), nil
 	}
-	return ask(string(state), map[string]mcp.InputRequest{"step2": mcp.ElicitForm("Step 2: What is your favorite color?", json.RawMessage(colorFormSchema))}), nil
+	return ask(string(state), sdk.InputRequestMap{"step2": elicitForm("Step 2: What is your favorite color?", colorFormSchema)}), nil
 }
 
-func runCapabilities(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runCapabilities(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	var answered []string
 	for _, k := range []string{"user_name", "capital_question", "client_roots"} {
 		if _, ok := tc.Responses[k]; ok {
@@ -306,16 +323,15 @@ func runCapabilities(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResu
 	if len(answered) > 0 {
 		return text("Answered: " + strings.Join(answered, ", ") + "."), nil
 	}
-	caps := tc.Capabilities
-	requests := map[string]mcp.InputRequest{}
-	if caps.ElicitationForm {
-		requests["user_name"] = askName("What is your name?")
-	}
-	if caps.Sampling {
-		requests["capital_question"] = capitalQuestion("What is the capital of France?", 100)
-	}
-	if caps.Roots {
-		requests["client_roots"] = mcp.ListRoots()
+	requests := sdk.InputRequestMap{}
+	for key, req := range map[string]sdk.InputRequest{
+		"user_name":        askName("What is your name?"),
+		"capital_question": capitalQuestion("What is the capital of France?", 100),
+		"client_roots":     &sdk.ListRootsParams{},
+	} {
+		if tc.Supports(req) {
+			requests[key] = req
+		}
 	}
 	if len(requests) == 0 {
 		// Nothing the client can answer: asking anyway lets the mount refuse
@@ -325,18 +341,21 @@ func runCapabilities(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResu
 	return ask("", requests), nil
 }
 
-func runToolWithTask(_ context.Context, _ *Host, tc *mcp.ToolCall) (mcp.ToolResult, error) {
+func runToolWithTask(_ context.Context, _ *Host, tc *ext.ToolCall) (ext.ToolResult, error) {
 	er, ok := tc.Responses.Elicitation("user_name")
-	name, _ := er.Content["name"].(string)
-	if !ok || er.Action != "accept" || name == "" {
-		return ask("", map[string]mcp.InputRequest{"user_name": askName("What is your name?")}), nil
+	var name string
+	if ok && er.Action == "accept" {
+		name, _ = er.Content["name"].(string)
+	}
+	if name == "" {
+		return ask("", sdk.InputRequestMap{"user_name": askName("What is your name?")}), nil
 	}
 	inputs, err := json.Marshal(struct {
 		Seconds int    `json:"seconds"`
 		Label   string `json:"label"`
 	}{toolWithTaskSeconds, "Hello, " + name + "!"})
 	if err != nil {
-		return mcp.ToolResult{}, err
+		return ext.ToolResult{}, err
 	}
-	return mcp.ToolResult{Handoff: &mcp.Handoff{WorkflowID: WorkflowSlowCompute, Inputs: inputs}}, nil
+	return ext.ToolResult{Handoff: &ext.Handoff{WorkflowID: WorkflowSlowCompute, Inputs: inputs}}, nil
 }

@@ -1,4 +1,4 @@
-package mcp
+package ext
 
 import (
 	"context"
@@ -9,8 +9,24 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp"
 )
+
+// fuzzMeta is the _meta member every seed request carries.
+const fuzzMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+
+// validHeaderValue reports whether v may be sent as a header value.
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
 
 // benignHost is the test host without the entries that fault on purpose,
 // so any 5xx under fuzzing is the mount's.
@@ -23,9 +39,9 @@ func (h benignHost) ListTools(ctx context.Context, s interop.Subject) ([]Tool, e
 	}), err
 }
 
-func (h benignHost) ListPrompts(ctx context.Context, s interop.Subject) ([]Prompt, error) {
+func (h benignHost) ListPrompts(ctx context.Context, s interop.Subject) ([]*sdk.Prompt, error) {
 	ps, err := h.testHost.ListPrompts(ctx, s)
-	return slices.DeleteFunc(ps, func(p Prompt) bool { return p.Name == "broken" || p.Name == "both" }), err
+	return slices.DeleteFunc(ps, func(p *sdk.Prompt) bool { return p != nil && (p.Name == "broken" || p.Name == "both") }), err
 }
 
 // FuzzExtensionRequest drives the extension methods (native tools with
@@ -50,16 +66,16 @@ func FuzzExtensionRequest(f *testing.F) {
 		f.Add([]byte(s.body), s.method, s.name)
 	}
 	h := newTestHost()
-	e := newEnv(f, withHost(h), func(c *testConfig) {
-		c.Tools, c.Prompts = benignHost{h}, benignHost{h}
-		c.BlockTimeout = 20 * time.Millisecond
-		c.MaxBodyBytes = 1 << 16
+	e := newEnv(f, withHost(h), func(o *options) {
+		o.ext.Tools, o.ext.Prompts = benignHost{h}, benignHost{h}
+		o.BlockTimeout = 20 * time.Millisecond
+		o.MaxBodyBytes = 1 << 16
 	})
 	f.Fuzz(func(t *testing.T, body []byte, method, name string) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(string(body)))
 		r.Header.Set("Authorization", "Bearer acme:alice")
-		r.Header.Set(headerProtocolVersion, Revision)
-		for k, v := range map[string]string{headerMethod: method, headerName: name} {
+		r.Header.Set("MCP-Protocol-Version", mcp.Revision)
+		for k, v := range map[string]string{"Mcp-Method": method, "Mcp-Name": name} {
 			if v != "" && validHeaderValue(v) {
 				r.Header.Set(k, v)
 			}
@@ -82,16 +98,16 @@ func FuzzNormalizeURI(f *testing.F) {
 	}
 	e := newEnv(f, withHost(newTestHost()))
 	f.Fuzz(func(t *testing.T, raw string) {
-		got, ok := e.srv.normalizeURI(raw)
+		got, ok := e.x.normalizeURI(raw)
 		if !ok {
 			return
 		}
-		again, ok := e.srv.normalizeURI(got)
+		again, ok := e.x.normalizeURI(got)
 		if !ok || again != got {
 			t.Fatalf("not idempotent: %q -> %q -> %q (%v)", raw, got, again, ok)
 		}
 		scheme, _, _ := strings.Cut(got, ":")
-		if !e.srv.schemes[scheme] {
+		if !e.x.schemes[scheme] {
 			t.Fatalf("%q normalized to a scheme outside the allowlist: %q", raw, got)
 		}
 		path, _, _ := strings.Cut(got, "?")

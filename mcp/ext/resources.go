@@ -1,4 +1,4 @@
-package mcp
+package ext
 
 // resources/list, resources/templates/list and resources/read over
 // Config.Resources (OpenWOP interop map, mcp.methods; SEP-2164). Before the host sees a
@@ -9,11 +9,14 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
@@ -24,82 +27,83 @@ const maxResourceURI = 2048
 
 // resourcesList answers resources/list: the caller's resources sorted by
 // URI, without ones lacking a URI or a name.
-func (s *Server) resourcesList(ctx context.Context, c *call) (answer, error) {
-	if e := refuseCursor(c); e != nil {
-		return answer{}, e
+func (x *extension) resourcesList(ctx context.Context, env mount.Env, c *mount.Call) ([]byte, error) {
+	if err := refuseCursor(c); err != nil {
+		return nil, err
 	}
-	list, err := s.opts.Resources.ListResources(ctx, c.subject)
+	list, err := x.cfg.Resources.ListResources(ctx, c.Subject)
 	if err != nil {
-		return answer{}, fmt.Errorf("list resources: %w", err)
+		return nil, fmt.Errorf("list resources: %w", err)
 	}
-	list = slices.DeleteFunc(slices.Clone(list), func(x Resource) bool { return x.URI == "" || x.Name == "" })
-	slices.SortStableFunc(list, func(a, b Resource) int { return strings.Compare(a.URI, b.URI) })
-	list = slices.CompactFunc(list, func(a, b Resource) bool { return a.URI == b.URI })
-	return bodyAnswer(s.listResult("resources", list))
+	list = slices.DeleteFunc(slices.Clone(list), func(r *sdk.Resource) bool { return r == nil || r.URI == "" || r.Name == "" })
+	slices.SortStableFunc(list, func(a, b *sdk.Resource) int { return strings.Compare(a.URI, b.URI) })
+	list = slices.CompactFunc(list, func(a, b *sdk.Resource) bool { return a.URI == b.URI })
+	out := make([]resourceJSON, len(list))
+	for i, r := range list {
+		out[i] = newResourceJSON(r)
+	}
+	return listResult(env, "resources", out)
 }
 
 // resourceTemplatesList answers resources/templates/list, sorted by URI
 // template.
-func (s *Server) resourceTemplatesList(ctx context.Context, c *call) (answer, error) {
-	if e := refuseCursor(c); e != nil {
-		return answer{}, e
+func (x *extension) resourceTemplatesList(ctx context.Context, env mount.Env, c *mount.Call) ([]byte, error) {
+	if err := refuseCursor(c); err != nil {
+		return nil, err
 	}
-	list, err := s.opts.Resources.ListResourceTemplates(ctx, c.subject)
+	list, err := x.cfg.Resources.ListResourceTemplates(ctx, c.Subject)
 	if err != nil {
-		return answer{}, fmt.Errorf("list resource templates: %w", err)
+		return nil, fmt.Errorf("list resource templates: %w", err)
 	}
-	list = slices.DeleteFunc(slices.Clone(list), func(x ResourceTemplate) bool { return x.URITemplate == "" || x.Name == "" })
-	slices.SortStableFunc(list, func(a, b ResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
-	list = slices.CompactFunc(list, func(a, b ResourceTemplate) bool { return a.URITemplate == b.URITemplate })
-	return bodyAnswer(s.listResult("resourceTemplates", list))
+	list = slices.DeleteFunc(slices.Clone(list), func(t *sdk.ResourceTemplate) bool { return t == nil || t.URITemplate == "" || t.Name == "" })
+	slices.SortStableFunc(list, func(a, b *sdk.ResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
+	list = slices.CompactFunc(list, func(a, b *sdk.ResourceTemplate) bool { return a.URITemplate == b.URITemplate })
+	out := make([]resourceTemplateJSON, len(list))
+	for i, t := range list {
+		out[i] = newResourceTemplateJSON(t)
+	}
+	return listResult(env, "resourceTemplates", out)
 }
 
 // uriError is a -32602 naming the URI the request asked for.
-func uriError(message, uri string) *Error {
-	return errInvalidParams(message).withData(struct {
+func uriError(message, uri string) error {
+	return withData(invalidParams(message), struct {
 		URI string `json:"uri"`
 	}{uri})
 }
 
 // resourcesRead answers resources/read.
-func (s *Server) resourcesRead(ctx context.Context, c *call) (answer, error) {
-	return bodyAnswer(s.readResource(ctx, c))
-}
-
-func (s *Server) readResource(ctx context.Context, c *call) ([]byte, error) {
+func (x *extension) resourcesRead(ctx context.Context, env mount.Env, c *mount.Call) ([]byte, error) {
 	var uri string
-	if json.Unmarshal(c.msg.params["uri"], &uri) != nil {
-		return nil, errInvalidParams("Invalid params: uri must be a string")
+	if json.Unmarshal(c.Params["uri"], &uri) != nil {
+		return nil, invalidParams("Invalid params: uri must be a string")
 	}
-	norm, ok := s.normalizeURI(uri)
+	norm, ok := x.normalizeURI(uri)
 	if !ok {
 		return nil, uriError("Invalid params: the resource URI is not allowed", uri)
 	}
-	rp, perr := parseRoundParams(c.msg.params)
-	if perr != nil {
-		return nil, perr
+	rp, err := roundOf(c)
+	if err != nil {
+		return nil, err
 	}
 	digest, err := sealed.OperationDigest(methodResourcesRead, norm, nil)
 	if err != nil {
 		return nil, err // nil arguments always canonicalise
 	}
-	round, runClaims, err := s.hostRound(ctx, c, rp, digest)
+	round, _, err := hostRound(ctx, env, c, rp, digest, false)
 	if err != nil {
 		return nil, err
 	}
-	if runClaims != nil {
-		return nil, errInvalidState // a read never resumes a run
-	}
 	notFound := uriError("Resource not found", uri)
-	res, err := s.opts.Resources.ReadResource(ctx, c.subject, &ResourceRequest{URI: norm, InputRound: round})
+	res, err := x.cfg.Resources.ReadResource(ctx, c.Subject, &ResourceRequest{URI: norm, InputRound: round})
 	if err != nil {
 		return nil, hostError(err, notFound)
 	}
 	if res.Input != nil {
 		if len(res.Contents) > 0 {
-			return nil, fmt.Errorf("mcp: resource read returned both contents and an input request")
+			return nil, errors.New("mcp/ext: resource read returned both contents and an input request")
 		}
-		return s.hostInputRequired(c, digest, round.Round, res.Input)
+		return inputRequired(env, c, digest, round.Round, res.Input)
 	}
 	if len(res.Contents) == 0 {
 		return nil, notFound // never an empty contents array (SEP-2164)
@@ -108,12 +112,16 @@ func (s *Server) readResource(ctx context.Context, c *call) ([]byte, error) {
 	if res.Public {
 		scope = "public"
 	}
+	contents, err := contentsListJSON(res.Contents)
+	if err != nil {
+		return nil, err
+	}
 	return mount.Marshal(struct {
-		ResultType string             `json:"resultType"`
-		TTLMs      int64              `json:"ttlMs"`
-		CacheScope string             `json:"cacheScope"`
-		Contents   []ResourceContents `json:"contents"`
-	}{"complete", max(res.TTL.Milliseconds(), 0), scope, res.Contents})
+		ResultType string                 `json:"resultType"`
+		TTLMs      int64                  `json:"ttlMs"`
+		CacheScope string                 `json:"cacheScope"`
+		Contents   []resourceContentsJSON `json:"contents"`
+	}{"complete", max(res.TTL.Milliseconds(), 0), scope, contents})
 }
 
 // validScheme reports whether sc is an RFC 3986 scheme.
@@ -139,7 +147,7 @@ func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 // lowercases the scheme and the authority, decodes percent-encoded
 // unreserved characters and uppercases the remaining escapes (RFC 3986
 // §6.2.2), so equivalent spellings reach the host as one string.
-func (s *Server) normalizeURI(raw string) (string, bool) {
+func (x *extension) normalizeURI(raw string) (string, bool) {
 	if raw == "" || len(raw) > maxResourceURI || !utf8.ValidString(raw) {
 		return "", false
 	}
@@ -149,7 +157,7 @@ func (s *Server) normalizeURI(raw string) (string, bool) {
 		}
 	}
 	scheme, rest, ok := strings.Cut(raw, ":")
-	if !ok || !validScheme(scheme) || !s.schemes[strings.ToLower(scheme)] {
+	if !ok || !validScheme(scheme) || !x.schemes[strings.ToLower(scheme)] {
 		return "", false
 	}
 	var b strings.Builder

@@ -1,4 +1,4 @@
-package mcp
+package ext
 
 import (
 	"context"
@@ -9,12 +9,14 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/wopinterop/wopinterop/interop"
 )
 
-// testHost implements every host extension point for the tests: a few
-// tools, prompts, resources and completions with behaviour the tests
-// check, recording what the mount handed it.
+// testHost implements every extension point for the tests: a few tools,
+// prompts, resources and completions with behaviour the tests check,
+// recording what the mount handed it.
 type testHost struct {
 	mu       sync.Mutex
 	calls    []ToolCall
@@ -27,20 +29,18 @@ type testHost struct {
 
 func newTestHost() *testHost { return &testHost{entered: make(chan struct{}, 1)} }
 
-// withHost plugs h into every extension point.
-func withHost(h *testHost) func(*testConfig) {
-	return func(c *testConfig) {
-		c.Tools, c.Prompts, c.Resources, c.Completions = h, h, h, h
-		c.ResourceSchemes = []string{"test", "HTTPS"}
-	}
-}
-
 const (
 	echoSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`
 	nameForm   = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
 )
 
 var pixel = []byte{0x89, 'P', 'N', 'G'}
+
+func text(s string) *sdk.TextContent { return &sdk.TextContent{Text: s} }
+
+func elicitForm(message, schema string) *sdk.ElicitParams {
+	return &sdk.ElicitParams{Mode: "form", Message: message, RequestedSchema: json.RawMessage(schema)}
+}
 
 func (h *testHost) ListTools(ctx context.Context, _ interop.Subject) ([]Tool, error) {
 	h.mu.Lock()
@@ -92,40 +92,38 @@ func (h *testHost) CallTool(ctx context.Context, _ interop.Subject, c *ToolCall)
 	_ = json.Unmarshal(c.Arguments, &args)
 	switch c.Name {
 	case "echo":
-		return ToolResult{Content: []Content{TextContent(args["text"])}, StructuredContent: json.RawMessage(`{"echo":` + quote(args["text"]) + `}`)}, nil
+		return ToolResult{Content: []sdk.Content{text(args["text"])}, StructuredContent: json.RawMessage(`{"echo":` + quote(args["text"]) + `}`)}, nil
 	case "media":
-		return ToolResult{Content: []Content{
-			TextContent("all of them"),
-			ImageContent(pixel, "image/png"),
-			AudioContent([]byte("RIFF"), "audio/wav"),
-			EmbeddedResource(TextResource("test://doc", "text/plain", "a document")),
-			EmbeddedResource(BlobResource("test://img", "image/png", pixel)),
-			ResourceLinkContent(Resource{URI: "test://doc", Name: "doc", MIMEType: "text/plain"}),
+		return ToolResult{Content: []sdk.Content{
+			text("all of them"),
+			&sdk.ImageContent{Data: pixel, MIMEType: "image/png"},
+			&sdk.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://doc", MIMEType: "text/plain", Text: "a document"}},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://img", MIMEType: "image/png", Blob: pixel}},
+			&sdk.ResourceLink{URI: "test://doc", Name: "doc", MIMEType: "text/plain"},
 		}}, nil
 	case "ask":
 		if er, ok := c.Responses.Elicitation("name"); ok {
 			name, _ := er.Content["name"].(string)
-			return ToolResult{Content: []Content{TextContent(fmt.Sprintf("Hello, %s (state %q, round %d)", name, c.State, c.Round))}}, nil
+			return ToolResult{Content: []sdk.Content{text(fmt.Sprintf("Hello, %s (state %q, round %d)", name, c.State, c.Round))}}, nil
 		}
-		return ToolResult{Input: &InputRequired{Requests: map[string]InputRequest{"name": ElicitForm("Your name?", json.RawMessage(nameForm))}, State: []byte(fmt.Sprintf("asked-%d", c.Round+1))}}, nil
+		return ToolResult{Input: &InputRequired{Requests: sdk.InputRequestMap{"name": elicitForm("Your name?", nameForm)}, State: []byte(fmt.Sprintf("asked-%d", c.Round+1))}}, nil
 	case "ask-all":
-		reqs := map[string]InputRequest{}
+		reqs := sdk.InputRequestMap{}
 		for _, k := range strings.Split(args["ask"], ",") {
 			switch k {
 			case "form":
-				reqs[k] = ElicitForm("Name?", json.RawMessage(nameForm))
+				reqs[k] = elicitForm("Name?", nameForm)
 			case "url":
-				reqs[k] = ElicitURL("Sign in", "https://host.example/sign-in")
+				reqs[k] = &sdk.ElicitParams{Message: "Sign in", URL: "https://host.example/sign-in"}
 			case "sampling":
-				reqs[k] = CreateMessage(SamplingRequest{Messages: []SamplingMessage{{Role: RoleUser, Content: TextContent("Hi?")}}, MaxTokens: 10})
+				reqs[k] = &sdk.CreateMessageParams{Messages: []*sdk.SamplingMessage{{Role: "user", Content: text("Hi?")}}, MaxTokens: 10}
 			case "sampling-tools":
-				reqs[k] = InputRequest{Method: MethodCreateMessage, Params: json.RawMessage(`{"messages":[],"maxTokens":1,"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`)}
+				reqs[k] = &sdk.CreateMessageWithToolsParams{MaxTokens: 1, Tools: []*sdk.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
 			case "roots":
-				reqs[k] = ListRoots()
-			case "ping":
-				reqs[k] = InputRequest{Method: "ping"}
-			case "array-params":
-				reqs[k] = InputRequest{Method: MethodListRoots, Params: []int{1}}
+				reqs[k] = &sdk.ListRootsParams{}
+			case "nil":
+				reqs[k] = (*sdk.ListRootsParams)(nil)
 			}
 		}
 		return ToolResult{Input: &InputRequired{Requests: reqs}}, nil
@@ -134,7 +132,7 @@ func (h *testHost) CallTool(ctx context.Context, _ interop.Subject, c *ToolCall)
 			c.Progress(p, 100, "")
 		}
 		c.Progress(101, 0, "more") // total unknown
-		return ToolResult{Content: []Content{TextContent("done")}}, nil
+		return ToolResult{Content: []sdk.Content{text("done")}}, nil
 	case "fails":
 		switch args["kind"] {
 		case "input":
@@ -146,21 +144,21 @@ func (h *testHost) CallTool(ctx context.Context, _ interop.Subject, c *ToolCall)
 		case "fault":
 			return ToolResult{}, errors.New("db password=hunter2 rejected")
 		case "two":
-			return ToolResult{Content: []Content{TextContent("x")}, Input: &InputRequired{Requests: map[string]InputRequest{"k": ListRoots()}}}, nil
+			return ToolResult{Content: []sdk.Content{text("x")}, Input: &InputRequired{Requests: sdk.InputRequestMap{"k": &sdk.ListRootsParams{}}}}, nil
 		case "bad-structured":
 			return ToolResult{StructuredContent: json.RawMessage(`[1]`)}, nil
 		case "bad-content":
-			return ToolResult{Content: []Content{{Type: "video"}}}, nil
+			return ToolResult{Content: []sdk.Content{&sdk.ToolUseContent{ID: "u", Name: "t"}}}, nil
 		case "empty-input":
 			return ToolResult{Input: &InputRequired{}}, nil
 		case "tool-error":
-			return ToolResult{Content: []Content{TextContent("it broke")}, IsError: true}, nil
+			return ToolResult{Content: []sdk.Content{text("it broke")}, IsError: true}, nil
 		}
 		return ToolResult{}, nil
 	case "handoff", "handoff-required":
 		if er, ok := c.Responses.Elicitation("go"); !ok || er.Action != "accept" {
 			if args["ask"] == "yes" {
-				return ToolResult{Input: &InputRequired{Requests: map[string]InputRequest{"go": ElicitForm("Go?", json.RawMessage(`{"type":"object","properties":{}}`))}}}, nil
+				return ToolResult{Input: &InputRequired{Requests: sdk.InputRequestMap{"go": elicitForm("Go?", `{"type":"object","properties":{}}`)}}}, nil
 			}
 		}
 		return ToolResult{Handoff: &Handoff{WorkflowID: args["workflow"]}}, nil
@@ -175,15 +173,16 @@ func (h *testHost) CallTool(ctx context.Context, _ interop.Subject, c *ToolCall)
 	return ToolResult{}, interop.ErrNotFound
 }
 
-func (h *testHost) ListPrompts(context.Context, interop.Subject) ([]Prompt, error) {
-	return []Prompt{
-		{Name: "greeting", Title: "Greeting", Description: "Greets.", Arguments: []PromptArgument{{Name: "name", Required: true}, {Name: "tone"}}},
+func (h *testHost) ListPrompts(context.Context, interop.Subject) ([]*sdk.Prompt, error) {
+	return []*sdk.Prompt{
+		{Name: "greeting", Title: "Greeting", Description: "Greets.", Arguments: []*sdk.PromptArgument{{Name: "name", Required: true}, {Name: "tone"}}},
 		{Name: "ask-context", Description: "Asks for context first."},
 		{Name: "hidden", Description: "Listed, then not found."},
 		{Name: "broken", Description: "Fails."},
 		{Name: "both", Description: "Messages and input at once."},
 		{Name: "greeting", Description: "A duplicate, left out."},
 		{Name: "", Description: "Nameless, left out."},
+		nil,
 	}, nil
 }
 
@@ -193,55 +192,59 @@ func (h *testHost) GetPrompt(_ context.Context, _ interop.Subject, req *PromptRe
 	h.mu.Unlock()
 	switch req.Name {
 	case "greeting":
-		return PromptResult{Description: "A greeting", Messages: []PromptMessage{
-			{Role: RoleUser, Content: TextContent("Say hello to " + req.Arguments["name"])},
-			{Role: RoleAssistant, Content: ImageContent(pixel, "image/png")},
+		return PromptResult{Description: "A greeting", Messages: []*sdk.PromptMessage{
+			{Role: "user", Content: text("Say hello to " + req.Arguments["name"])},
+			{Role: "assistant", Content: &sdk.ImageContent{Data: pixel, MIMEType: "image/png"}},
 		}}, nil
 	case "ask-context":
 		if er, ok := req.Responses.Elicitation("ctx"); ok {
 			v, _ := er.Content["context"].(string)
-			return PromptResult{Messages: []PromptMessage{{Role: RoleUser, Content: TextContent("Context: " + v)}}}, nil
+			return PromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: text("Context: " + v)}}}, nil
 		}
-		return PromptResult{Input: &InputRequired{Requests: map[string]InputRequest{"ctx": ElicitForm("Context?", json.RawMessage(`{"type":"object","properties":{"context":{"type":"string"}}}`))}}}, nil
+		return PromptResult{Input: &InputRequired{Requests: sdk.InputRequestMap{"ctx": elicitForm("Context?", `{"type":"object","properties":{"context":{"type":"string"}}}`)}}}, nil
 	case "both":
-		return PromptResult{Messages: []PromptMessage{{Role: RoleUser, Content: TextContent("x")}}, Input: &InputRequired{Requests: map[string]InputRequest{"k": ListRoots()}}}, nil
+		return PromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: text("x")}}, Input: &InputRequired{Requests: sdk.InputRequestMap{"k": &sdk.ListRootsParams{}}}}, nil
 	case "broken":
 		return PromptResult{}, errors.New("template engine exploded")
 	}
 	return PromptResult{}, interop.ErrNotFound
 }
 
-func (h *testHost) ListResources(context.Context, interop.Subject) ([]Resource, error) {
-	return []Resource{
+func (h *testHost) ListResources(context.Context, interop.Subject) ([]*sdk.Resource, error) {
+	return []*sdk.Resource{
 		{URI: "test://img", Name: "img", MIMEType: "image/png", Size: 4},
 		{URI: "test://doc", Name: "doc", Title: "Doc", Description: "A document.", MIMEType: "text/plain"},
 		{URI: "test://doc", Name: "duplicate"},
 		{URI: "", Name: "no uri"},
+		nil,
 	}, nil
 }
 
-func (h *testHost) ListResourceTemplates(context.Context, interop.Subject) ([]ResourceTemplate, error) {
-	return []ResourceTemplate{{URITemplate: "test://items/{id}", Name: "item", MIMEType: "application/json"}, {Name: "no template"}}, nil
+func (h *testHost) ListResourceTemplates(context.Context, interop.Subject) ([]*sdk.ResourceTemplate, error) {
+	return []*sdk.ResourceTemplate{{URITemplate: "test://items/{id}", Name: "item", MIMEType: "application/json"}, {Name: "no template"}}, nil
 }
 
 func (h *testHost) ReadResource(_ context.Context, _ interop.Subject, req *ResourceRequest) (ResourceResult, error) {
 	h.mu.Lock()
 	h.reads = append(h.reads, *req)
 	h.mu.Unlock()
+	textResource := func(mimeType, s string) []*sdk.ResourceContents {
+		return []*sdk.ResourceContents{{URI: req.URI, MIMEType: mimeType, Text: s}}
+	}
 	switch {
 	case req.URI == "test://doc":
-		return ResourceResult{Contents: []ResourceContents{TextResource(req.URI, "text/plain", "a document")}}, nil
+		return ResourceResult{Contents: textResource("text/plain", "a document")}, nil
 	case req.URI == "test://img":
-		return ResourceResult{Contents: []ResourceContents{BlobResource(req.URI, "image/png", pixel)}, TTL: 30 * time.Second, Public: true}, nil
+		return ResourceResult{Contents: []*sdk.ResourceContents{{URI: req.URI, MIMEType: "image/png", Blob: pixel}}, TTL: 30 * time.Second, Public: true}, nil
 	case req.URI == "test://empty":
 		return ResourceResult{}, nil
 	case req.URI == "test://ask":
 		if _, ok := req.Responses.Roots("roots"); ok {
-			return ResourceResult{Contents: []ResourceContents{TextResource(req.URI, "", "rooted")}}, nil
+			return ResourceResult{Contents: textResource("", "rooted")}, nil
 		}
-		return ResourceResult{Input: &InputRequired{Requests: map[string]InputRequest{"roots": ListRoots()}}}, nil
+		return ResourceResult{Input: &InputRequired{Requests: sdk.InputRequestMap{"roots": &sdk.ListRootsParams{}}}}, nil
 	case strings.HasPrefix(req.URI, "test://items/"), strings.HasPrefix(req.URI, "https://"):
-		return ResourceResult{Contents: []ResourceContents{TextResource(req.URI, "application/json", `{"uri":`+quote(req.URI)+`}`)}}, nil
+		return ResourceResult{Contents: textResource("application/json", `{"uri":`+quote(req.URI)+`}`)}, nil
 	}
 	return ResourceResult{}, interop.ErrNotFound
 }
@@ -255,15 +258,15 @@ func (h *testHost) lastRead() ResourceRequest {
 	return h.reads[len(h.reads)-1]
 }
 
-func (h *testHost) Complete(_ context.Context, _ interop.Subject, req CompletionRequest) (Completion, error) {
-	if req.Ref != RefPrompt || req.Name != "greeting" {
-		return Completion{}, interop.ErrNotFound
+func (h *testHost) Complete(_ context.Context, _ interop.Subject, req *sdk.CompleteParams) (*sdk.CompletionResultDetails, error) {
+	if req.Ref.Type != "ref/prompt" || req.Ref.Name != "greeting" {
+		return nil, interop.ErrNotFound
 	}
 	var values []string
 	for i := range 150 {
-		if v := fmt.Sprintf("%s%03d", req.Value, i); req.Context["tone"] != "none" {
+		if v := fmt.Sprintf("%s%03d", req.Argument.Value, i); req.Context == nil || req.Context.Arguments["tone"] != "none" {
 			values = append(values, v)
 		}
 	}
-	return Completion{Values: values, Total: len(values)}, nil
+	return &sdk.CompletionResultDetails{Values: values, Total: len(values)}, nil
 }
