@@ -12,18 +12,48 @@
 // capabilities in _meta, and is authenticated by the host's
 // SubjectResolver.
 //
+// # Building a mount
+//
+// [New] takes the mount's [Deps] — the RunStore, the SubjectResolver, the
+// MCP negotiate policy and auditor, the requestState sealer: what it
+// cannot run without — and its [Options]: ServerInfo, which is required,
+// and settings whose zero values select documented defaults. The root
+// package fills the Deps in from its own configuration; a host there sets
+// only Options. [Options.Served] (and [Server.Served]) report what such a
+// mount serves, so a host declares its mcp facet from it rather than
+// restating it.
+//
 // # Why the mount dispatches itself
 //
 // go-sdk's stateless handler serves 2026-07-28 but checks headers in the
 // wrong order, drops client notifications, cannot emit -32021, Tasks,
-// notifications/tasks or per-caller tool lists, and costs ~170 µs and
-// ~400 KB per request in process. The mount therefore parses and answers
-// the modern path itself with its own small result structs (every one
-// carries resultType). go-sdk is used only by the tests, as the interop
-// client and the benchmark baseline; the mount reads the few
-// clientCapabilities members it acts on itself, so the library does not
-// pull go-sdk's dependency tree into hosts. The legacy initialize era is
-// not served: initialize answers 404 -32601.
+// notifications/tasks or per-caller tool lists, and is an order of
+// magnitude slower in process. The mount therefore parses and answers the
+// modern path itself with its own small result structs (every one carries
+// resultType). Measured in process on the same request bytes
+// (BenchmarkToolsList, BenchmarkToolsCallNoop; 2 vCPU, go-sdk v1.8.0's
+// StreamableHTTPHandler, stateless, JSON responses, as the baseline):
+//
+//	                 this mount                       go-sdk
+//	tools/list       ~22 µs, 11.8 KB, 97 allocs       ~360 µs, 359 KB, 196 allocs
+//	tools/call noop  ~70 µs, 18.6 KB, 188 allocs      ~530 µs, 430 KB, 221 allocs
+//
+// although each of the mount's requests is also authenticated, negotiated
+// and audited, and its tools/call creates, runs and awaits a real
+// memstore run. The legacy initialize era is not served: initialize
+// answers 404 -32601.
+//
+// The core mount does not import go-sdk outside its tests: it reads the
+// few clientCapabilities members it acts on itself, so a host that mounts
+// only its workflows does not link go-sdk's dependency tree (`go list
+// -deps` of this package: 29 packages outside the standard library, this
+// module's own included, none of go-sdk's). The optional extension points (package mcp/ext) do: a host
+// that serves native tools, prompts, resources or completions answers in
+// go-sdk's exported protocol types, which carry the 2026-07-28 members,
+// rather than in a second copy of them — and pays for it with 30 more
+// packages (go-sdk, its JSON codec, oauth2, jsonschema-go, uritemplate).
+// mcp/ext still encodes those values itself; its package documentation
+// says why.
 //
 // # Request path
 //
@@ -40,9 +70,15 @@
 // version selection (OpenWOP interop map, mcp.headers; MCP 2026-07-28 streamable HTTP §Server Validation); the negotiate policy, whose decision is
 // recorded as a negotiation.decided host event of the caller's tenant, and
 // -32022 with data.supported and data.requested (OpenWOP interop.md §Negotiation is a protocol; interop map, mcp.headers); _meta
-// protocolVersion and clientCapabilities, else -32602 (OpenWOP interop map, mcp.meta). wire.go holds
-// the framing: writeError is the one function that turns an error into
-// wire bytes, with the HTTP status table.
+// protocolVersion and clientCapabilities, else -32602 (OpenWOP interop map, mcp.meta).
+//
+// Every operation returns its answer — a result object, a notification's
+// acceptance or a listen stream — or an error, and never writes HTTP:
+// wire.go (with its SSE framing in wire_sse.go) is the binding, the one
+// place that turns answers and errors into status codes and bytes, with
+// the HTTP status table. A request that owns a run is answered through the
+// run's flight (inflight.go). [WriteError] gives host middleware in front
+// of the mount — authentication, a rate limiter — the same shapes.
 //
 // # Operations
 //
@@ -96,44 +132,20 @@
 //   - subscriptions/listen (listen.go; OpenWOP interop map, mcp.tasks.methods): an SSE stream, acknowledged
 //     first, then notifications/tasks for the readable tasks named.
 //
-// # Host extension points (host.go, optional)
+// # Extension points (package mcp/ext, optional)
 //
-// A host may also serve what is not a workflow, each through a small
-// interface in Config and each off (neither served nor advertised) unless
-// set:
-//
-//   - NativeTools: tools beside the workflows in tools/list (a workflow
-//     keeps its name), their arguments validated the same way before the
-//     host runs. A call answers with content (content.go: text, image,
-//     audio, embedded resources, resource links), with input requests, or
-//     with a Handoff that continues the call as a run of one of the
-//     caller's workflows — answered as that workflow's call would be,
-//     task included, so a tool can gather input and then run long. A
-//     request carrying _meta progressToken whose tool reports progress is
-//     answered as an SSE stream: notifications/progress, then the result.
-//   - Prompts: prompts/list (sorted, private, ttlMs) and prompts/get,
-//     which checks the prompt is listed and its required arguments are
-//     present and keeps arguments plain strings (OpenWOP interop map, mcp.methods).
-//   - Resources: resources/list, resources/templates/list and
-//     resources/read; the mount normalizes the URI, refuses traversal and
-//     any scheme outside ResourceSchemes before the host sees it (OpenWOP interop map, mcp.methods);
-//     an unknown URI is -32602 "Resource not found" with data.uri, never
-//     empty contents (SEP-2164). Every list and read carries ttlMs and
-//     cacheScope (OpenWOP interop map, mcp.cache).
-//   - Completions: completion/complete, at most 100 values.
-//
-// Native tools, prompts and reads may answer input_required (input.go)
-// with elicitation (form or URL), sampling/createMessage and roots/list
-// requests under keys the host chooses. Each request must be covered by
-// the request's declared capabilities, else one -32021 names everything
-// missing (OpenWOP interop map, mcp.meta). The host's state is sealed into requestState as a host
-// grant (mcp/sealed: principal, request digest — OperationDigest for
-// prompts and reads —, TTL, round, single use); a retry hands the host
-// the responses to exactly the keys it asked, and every refusal of the
-// state is the one -32602 (OpenWOP interop map, mcp.mrtr; interop.md §The MCP round ceiling). A retry without requestState
-// hands the host whatever responses the client sent: SEP-2322 lets a
-// server complete from them, and they carry no more authority than
-// arguments.
+// A host may also serve what is not a workflow — native tools beside the
+// workflows in tools/list, prompts, resources and argument completion —
+// by building an [Extension] with mcp/ext and setting
+// Options.Extension; each part is off (neither served nor advertised)
+// unless set. The mount guards those requests like any other, validates a
+// native tool's arguments against its schema before the host runs, owns
+// the run a native tool hands its call to (answered as that workflow's
+// call would be, task included), seals and opens the host's input-round
+// state (mcp/sealed host grants: principal, request digest, TTL, round,
+// single use) and writes every answer; mcp/ext turns the host's answers
+// into result objects. The contract between the two is internal
+// (mcp/internal/mount).
 //
 // # Cancellation (inflight.go; OpenWOP interop.md §MCP tasks and cancellation)
 //

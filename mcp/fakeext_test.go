@@ -46,7 +46,7 @@ func withExtension(x *fakeExtension) func(*testConfig) {
 // notifyProgress sends one notifications/progress of tc, as mcp/ext does.
 func notifyProgress(tc *mount.ToolCall, progress float64, message string) {
 	params := fmt.Sprintf(`{"progressToken":%s,"progress":%g,"message":%s}`, tc.Meta["progressToken"], progress, quote(message))
-	tc.Notifier.Notify(methodNotifyProgress, json.RawMessage(params))
+	tc.Notifier.Notify("notifications/progress", json.RawMessage(params))
 }
 
 // textResult is a CallToolResult of one text block.

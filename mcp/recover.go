@@ -12,8 +12,8 @@ package mcp
 //     event instead; a JSON answer already written stays as it is. A run
 //     the request owned is cancelled as for any request that ends without
 //     handing it over (inflight.go);
-//   - a native tool's CallTool recovers where it is called, so its
-//     progress stream is closed to the host before the error is sent;
+//   - a native tool's CallTool recovers in mcp/ext, so its progress
+//     stream is closed to the host before the error is sent;
 //   - every goroutine the mount starts (listen watchers, the task input
 //     guard, disconnect watches) recovers with recoverIn and ends only the
 //     work it did: one listen stream ends with the error response, one
@@ -55,20 +55,6 @@ func (s *Server) recoverIn(where string, degrade func()) {
 	if degrade != nil {
 		degrade()
 	}
-}
-
-// catchToolPanic, deferred by the call of a host's CallTool, turns a
-// panic into the internal error the call then answers.
-func (s *Server) catchToolPanic(ctx context.Context, err *error) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	s.logPanic(ctx, "NativeTools.CallTool", v)
-	*err = errInternal()
 }
 
 // logPanic logs a recovered panic once, at error level.

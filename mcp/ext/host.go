@@ -1,13 +1,7 @@
 package ext
 
-// The host's extension points. Every method receives the request's
-// context (cancelled when the client goes away or cancels the request) and
-// the authenticated Subject, and does its own authorization: unreadable is
-// unknown (OpenWOP interop.md §Isolation), so a name or URI the Subject
-// may not see is interop.ErrNotFound like one that does not exist. An
-// *interop.InputError or interop.ErrInvalidInput refuses the caller's
-// input (-32602); any other error is a server fault answered with a
-// generic -32603 and logged, never sent.
+// The host's extension points and what the mount calls on them (the
+// contract of mcp/internal/mount).
 
 import (
 	"context"
