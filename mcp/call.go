@@ -101,7 +101,7 @@ func (s *Server) toolsCall(ctx context.Context, c *call) (answer, error) {
 		return answer{}, errInvalidParams("Invalid params: inputResponses need the requestState they answer")
 	}
 	run, _, err := s.deps.Store.CreateRun(context.WithoutCancel(ctx), c.Subject, interop.CreateRunRequest{
-		WorkflowID:    t.wf.ID,
+		WorkflowID:    t.workflowID,
 		Inputs:        p.args,
 		Transport:     interop.TransportMCP,
 		Trace:         c.trace,

@@ -73,12 +73,6 @@ const (
 	methodTasksGet           = "tasks/get"
 	methodTasksUpdate        = "tasks/update"
 	methodTasksCancel        = "tasks/cancel"
-	methodPromptsList        = "prompts/list"
-	methodPromptsGet         = "prompts/get"
-	methodResourcesList      = "resources/list"
-	methodResourceTemplates  = "resources/templates/list"
-	methodResourcesRead      = "resources/read"
-	methodComplete           = "completion/complete"
 	methodNotifyCancelled    = "notifications/cancelled"
 	methodNotifyTasks        = "notifications/tasks"
 	methodNotifyAcknowledged = "notifications/subscriptions/acknowledged"
@@ -128,11 +122,11 @@ func (s *Server) operation(method string) operation {
 		return served(s.opts.Tasks, (*Server).tasksUpdate)
 	case methodTasksCancel:
 		return served(s.opts.Tasks, (*Server).tasksCancel)
-	case methodPromptsList, methodPromptsGet:
+	case mount.MethodPromptsList, mount.MethodPromptsGet:
 		return served(s.ext.Prompts, (*Server).extend)
-	case methodResourcesList, methodResourceTemplates, methodResourcesRead:
+	case mount.MethodResourcesList, mount.MethodResourceTemplates, mount.MethodResourcesRead:
 		return served(s.ext.Resources, (*Server).extend)
-	case methodComplete:
+	case mount.MethodComplete:
 		return served(s.ext.Completions, (*Server).extend)
 	}
 	return nil
@@ -311,9 +305,9 @@ func checkHeaders(r *http.Request, msg *rpcMessage) error {
 	}
 	var member string
 	switch msg.method {
-	case methodToolsCall, methodPromptsGet:
+	case methodToolsCall, mount.MethodPromptsGet:
 		member = "name"
-	case methodResourcesRead:
+	case mount.MethodResourcesRead:
 		member = "uri"
 	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
 		member = "taskId"

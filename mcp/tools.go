@@ -95,12 +95,14 @@ func (s *Server) toolsList(ctx context.Context, c *call) (answer, error) {
 // extension, with its compiled input schema, its effective
 // execution.taskSupport and its encoded Tool object.
 type tool struct {
-	name    string
-	wf      interop.Workflow // the zero Workflow for a native tool
-	native  bool
-	support string
-	schema  *jsonschema.Schema
-	json    []byte
+	name string
+	// workflowID is the workflow a call starts a run of ("" for a native
+	// tool).
+	workflowID string
+	native     bool
+	support    string
+	schema     *jsonschema.Schema
+	json       []byte
 }
 
 // toolSet is one authorization context's tools.
@@ -147,12 +149,10 @@ func (tc *toolCache) get(ctx context.Context, sub interop.Subject) (*toolSet, er
 // authorizations change; otherwise lists refresh after ListTTL.
 func (s *Server) InvalidateTools(tenant string) { s.tools.sets.Invalidate(tenant) }
 
-// build reads the caller's workflows and encodes them as tools. A workflow
-// whose input schema is not a JSON object or does not compile cannot be
-// validated, so it is left out (and logged) rather than served unchecked.
+// build reads the caller's workflows and native tools and encodes them as
+// tools.
 func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, error) {
-	s := tc.s
-	wfs, err := s.deps.Store.ListWorkflows(ctx, sub)
+	wfs, err := tc.s.deps.Store.ListWorkflows(ctx, sub)
 	if err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)
 	}
@@ -161,68 +161,62 @@ func (tc *toolCache) build(ctx context.Context, sub interop.Subject) (*toolSet, 
 		if wf.ID == "" || set.byName[wf.ID] != nil {
 			continue
 		}
-		raw := wf.InputSchema
-		if len(bytes.TrimSpace(raw)) == 0 {
-			raw = json.RawMessage(`{"type":"object"}`)
-		}
-		sch, err := s.schemas.Compile(raw)
-		if err != nil {
-			s.log.WarnContext(ctx, "mcp: workflow left out of tools/list: input schema unusable", "workflow", wf.ID, "error", err)
-			continue
-		}
-		wf.InputSchema = raw
-		t := &tool{name: wf.ID, wf: wf, support: taskSupport(wf.TaskSupport, interop.TaskOptional), schema: sch}
-		if t.json, err = s.encodeTool(t.name, wf.Name, wf.Description, raw, t.support); err != nil {
-			s.log.WarnContext(ctx, "mcp: workflow left out of tools/list: not encodable", "workflow", wf.ID, "error", err)
-			continue
-		}
-		set.byName[wf.ID] = t
-		set.sorted = append(set.sorted, t)
+		t := &tool{name: wf.ID, workflowID: wf.ID, support: taskSupport(wf.TaskSupport, interop.TaskOptional)}
+		tc.add(ctx, set, t, wf.Name, wf.Description, wf.InputSchema)
 	}
 	if err := tc.addNative(ctx, sub, set); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(set.sorted, func(a, b *tool) int { return strings.Compare(a.name, b.name) })
-	set.firstPage = s.encodeToolsPage(set.sorted, 0)
+	set.firstPage = tc.s.encodeToolsPage(set.sorted, 0)
 	return set, nil
 }
 
-// addNative adds the host's native tools to set. A name that is empty,
-// repeated or already a workflow's, or a schema that cannot be used, leaves
-// the tool out (logged), as for workflows.
+// addNative adds the extension's native tools to set. A name that is
+// empty, repeated or already a workflow's leaves the tool out (logged).
 func (tc *toolCache) addNative(ctx context.Context, sub interop.Subject, set *toolSet) error {
-	s := tc.s
-	if s.opts.Extension == nil {
+	if tc.s.opts.Extension == nil {
 		return nil
 	}
-	natives, err := s.opts.Extension.ListTools(ctx, sub)
+	natives, err := tc.s.opts.Extension.ListTools(ctx, sub)
 	if err != nil {
 		return fmt.Errorf("list native tools: %w", err)
 	}
 	for _, nt := range natives {
 		if nt.Name == "" || set.byName[nt.Name] != nil {
-			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: empty or duplicate name", "tool", nt.Name)
+			tc.s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: empty or duplicate name", "tool", nt.Name)
 			continue
 		}
-		raw := nt.InputSchema
-		if len(bytes.TrimSpace(raw)) == 0 {
-			raw = json.RawMessage(`{"type":"object"}`)
-		}
-		sch, err := s.schemas.Compile(raw)
-		if err != nil {
-			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: input schema unusable", "tool", nt.Name, "error", err)
-			continue
-		}
-		nt.InputSchema = raw
-		t := &tool{name: nt.Name, native: true, support: taskSupport(nt.TaskSupport, interop.TaskForbidden), schema: sch}
-		if t.json, err = s.encodeTool(nt.Name, nt.Title, nt.Description, raw, t.support); err != nil {
-			s.log.WarnContext(ctx, "mcp: native tool left out of tools/list: not encodable", "tool", nt.Name, "error", err)
-			continue
-		}
-		set.byName[nt.Name] = t
-		set.sorted = append(set.sorted, t)
+		t := &tool{name: nt.Name, native: true, support: taskSupport(nt.TaskSupport, interop.TaskForbidden)}
+		tc.add(ctx, set, t, nt.Title, nt.Description, nt.InputSchema)
 	}
 	return nil
+}
+
+// add compiles t's input schema ({"type":"object"} when empty), encodes t
+// and adds it to set. A tool whose schema is not a JSON object or does not
+// compile cannot be validated, so it is left out (and logged) rather than
+// served unchecked; so is one that cannot be encoded.
+func (tc *toolCache) add(ctx context.Context, set *toolSet, t *tool, title, description string, schema json.RawMessage) {
+	s := tc.s
+	what, key := "workflow", "workflow"
+	if t.native {
+		what, key = "native tool", "tool"
+	}
+	if len(bytes.TrimSpace(schema)) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	var err error
+	if t.schema, err = s.schemas.Compile(schema); err != nil {
+		s.log.WarnContext(ctx, "mcp: "+what+" left out of tools/list: input schema unusable", key, t.name, "error", err)
+		return
+	}
+	if t.json, err = s.encodeTool(t.name, title, description, schema, t.support); err != nil {
+		s.log.WarnContext(ctx, "mcp: "+what+" left out of tools/list: not encodable", key, t.name, "error", err)
+		return
+	}
+	set.byName[t.name] = t
+	set.sorted = append(set.sorted, t)
 }
 
 // encodeTool encodes one Tool object: for a workflow name = workflow id

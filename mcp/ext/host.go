@@ -233,29 +233,18 @@ func (x *extension) Capabilities() mount.Capabilities {
 // routes only the ones Capabilities names.
 func (x *extension) Serve(ctx context.Context, env mount.Env, method string, c *mount.Call) ([]byte, error) {
 	switch method {
-	case methodPromptsList:
+	case mount.MethodPromptsList:
 		return x.promptsList(ctx, env, c)
-	case methodPromptsGet:
+	case mount.MethodPromptsGet:
 		return x.promptsGet(ctx, env, c)
-	case methodResourcesList:
+	case mount.MethodResourcesList:
 		return x.resourcesList(ctx, env, c)
-	case methodResourceTemplates:
+	case mount.MethodResourceTemplates:
 		return x.resourceTemplatesList(ctx, env, c)
-	case methodResourcesRead:
+	case mount.MethodResourcesRead:
 		return x.resourcesRead(ctx, env, c)
-	case methodComplete:
+	case mount.MethodComplete:
 		return x.complete(ctx, c)
 	}
 	return nil, fmt.Errorf("mcp/ext: no method %q", method)
 }
-
-// Methods the extension serves.
-const (
-	methodPromptsList       = "prompts/list"
-	methodPromptsGet        = "prompts/get"
-	methodResourcesList     = "resources/list"
-	methodResourceTemplates = "resources/templates/list"
-	methodResourcesRead     = "resources/read"
-	methodComplete          = "completion/complete"
-	methodNotifyProgress    = "notifications/progress"
-)

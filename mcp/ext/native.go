@@ -17,6 +17,9 @@ import (
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
+// methodNotifyProgress is the notification a tool's progress is sent as.
+const methodNotifyProgress = "notifications/progress"
+
 // errUnknownTool answers a tool the caller cannot call.
 var errUnknownTool = invalidParams("Invalid params: unknown tool")
 

@@ -121,7 +121,7 @@ func (x *extension) promptsGet(ctx context.Context, env mount.Env, c *mount.Call
 			}{"arguments/" + a.Name, "required"})
 		}
 	}
-	digest, derr := sealed.OperationDigest(methodPromptsGet, name, rawArgs)
+	digest, derr := sealed.OperationDigest(mount.MethodPromptsGet, name, rawArgs)
 	if derr != nil {
 		return nil, invalidParams("Invalid params: arguments must not repeat a member name")
 	}

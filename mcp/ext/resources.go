@@ -86,7 +86,7 @@ func (x *extension) resourcesRead(ctx context.Context, env mount.Env, c *mount.C
 	if err != nil {
 		return nil, err
 	}
-	digest, err := sealed.OperationDigest(methodResourcesRead, norm, nil)
+	digest, err := sealed.OperationDigest(mount.MethodResourcesRead, norm, nil)
 	if err != nil {
 		return nil, err // nil arguments always canonicalise
 	}

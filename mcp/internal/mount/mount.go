@@ -64,6 +64,16 @@ type Env interface {
 	LogPanic(ctx context.Context, where string, v any)
 }
 
+// Methods of an extension's capabilities.
+const (
+	MethodPromptsList       = "prompts/list"
+	MethodPromptsGet        = "prompts/get"
+	MethodResourcesList     = "resources/list"
+	MethodResourceTemplates = "resources/templates/list"
+	MethodResourcesRead     = "resources/read"
+	MethodComplete          = "completion/complete"
+)
+
 // Capabilities are the server capabilities an extension adds to
 // server/discover, each with its methods.
 type Capabilities struct {
@@ -93,16 +103,11 @@ type Extension interface {
 	CallTool(ctx context.Context, env Env, tc *ToolCall) (ToolOutcome, error)
 }
 
-// Tool describes a native tool for tools/list.
+// Tool describes a native tool for tools/list, as mcp/ext's Tool does.
 type Tool struct {
-	Name        string
-	Title       string
-	Description string
-	// InputSchema is the arguments' JSON Schema; empty means
-	// {"type":"object"}.
-	InputSchema json.RawMessage
-	// TaskSupport is execution.taskSupport; "" reads as forbidden.
-	TaskSupport string
+	Name, Title, Description string
+	InputSchema              json.RawMessage
+	TaskSupport              string
 }
 
 // ToolCall is one tools/call of a native tool.
