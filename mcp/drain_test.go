@@ -121,8 +121,8 @@ func TestDrainSettledRun(t *testing.T) {
 	// directly, as the guard would have let it through.
 	r := rpc{method: "tools/call", params: map[string]any{"name": "conformance-approval"}}.request()
 	rec := httptest.NewRecorder()
-	x := &exchange{ResponseWriter: rec, s: e.srv, r: r}
-	x.call = call{Call: mount.Call{Subject: alice, Caps: mount.Caps{Elicitation: true, ElicitationForm: true}}, id: []byte("7"), method: methodToolsCall, version: Revision, r: r}
+	x := &exchange{ResponseWriter: rec, s: e.srv}
+	x.call = call{Call: mount.Call{Subject: alice, Caps: mount.Caps{Elicitation: true, ElicitationForm: true}}, id: []byte("7"), method: methodToolsCall, r: r}
 	run, _, err := e.store.CreateRun(testCtx(t), alice, interop.CreateRunRequest{WorkflowID: "conformance-approval", Inputs: []byte(`{}`), Transport: interop.TransportMCP})
 	if err != nil {
 		t.Fatal(err)

@@ -85,18 +85,17 @@ type call struct {
 	mount.Call
 	id     json.RawMessage
 	method string
-	// version is the negotiated revision.
-	version string
 	trace   interop.TraceContext
 	// r is the HTTP request, read for its context and its connection
-	// (flightKey); only the binding writes the answer.
+	// (flightKey); only the binding writes the answer. serveHTTP sets it
+	// first.
 	r *http.Request
 	// owner is the flight of the run the request owns, once it owns one
 	// (Server.own): the binding writes the answer through it.
 	owner *flight
 	// notifier sends notifications ahead of the answer (a native tool's
 	// progress).
-	notifier mount.Notifier
+	notifier *notifier
 }
 
 // operation serves one method once the guard passed.
@@ -143,7 +142,7 @@ func served(configured bool, op operation) operation {
 // serve runs the guard's steps for x and hands the request to its
 // operation, returning what the binding then writes.
 func (s *Server) serve(x *exchange) (answer, error) {
-	r := x.r
+	r := x.call.r
 	if s.draining() {
 		return answer{}, errShuttingDown
 	}
@@ -175,7 +174,7 @@ func (s *Server) serve(x *exchange) (answer, error) {
 		return answer{}, newError(codeMethodNotFound, "Method not found")
 	}
 	c := &x.call
-	c.notifier = x
+	c.notifier = (*notifier)(x)
 	if err := s.prepare(r, c, sub, msg); err != nil {
 		return answer{}, err
 	}
@@ -254,7 +253,7 @@ func (s *Server) notification(r *http.Request, sub interop.Subject, msg *rpcMess
 
 // prepare runs guard steps 6–8 for a request and fills c.
 func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcMessage) error {
-	c.id, c.method, c.Params, c.Subject, c.r = msg.id, msg.method, msg.params, sub, r
+	c.id, c.method, c.Params, c.Subject = msg.id, msg.method, msg.params, sub
 	if err := checkHeaders(r, &msg); err != nil {
 		return err
 	}
@@ -284,7 +283,6 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 			Requested string   `json:"requested"`
 		}{d.Supported, d.RequestedRaw})
 	}
-	c.version = d.Version
 	c.Meta = meta
 	var v string
 	if raw, ok := meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil {

@@ -39,7 +39,7 @@ func (s *Server) recoverRequest(x *exchange) {
 	if v == http.ErrAbortHandler {
 		panic(v)
 	}
-	s.logPanic(x.r.Context(), "request", v)
+	s.logPanic(x.call.r.Context(), "request", v)
 	s.writePanicked(x)
 }
 

@@ -198,7 +198,8 @@ func answerOf(v any) (answer, error) {
 // serveHTTP is the mount's handler: it serves the request, then writes
 // what the operation answered.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{ResponseWriter: w, s: s, r: r}
+	x := &exchange{ResponseWriter: w, s: s}
+	x.call.r = r
 	defer s.recoverRequest(x)
 	res, err := s.serve(x)
 	s.reply(x, res, err)
@@ -230,16 +231,16 @@ func (s *Server) write(x *exchange, res answer, err error) bool {
 	id := x.call.id
 	if x.sse != nil { // a native tool's progress opened an SSE answer
 		if err != nil {
-			return x.sse.sendError(id, s.wireError(x.r.Context(), err))
+			return x.sse.sendError(id, s.wireError(x.call.r.Context(), err))
 		}
 		return x.sse.sendRaw(s.appendResponse(nil, id, res.body))
 	}
 	switch {
 	case err != nil:
 		if !x.read {
-			httpbody.Abandon(x, x.r) // refused before the body: never wait for it
+			httpbody.Abandon(x, x.call.r) // refused before the body: never wait for it
 		}
-		e := s.wireError(x.r.Context(), err)
+		e := s.wireError(x.call.r.Context(), err)
 		if e.httpStatus() == http.StatusUnauthorized {
 			x.Header().Set("WWW-Authenticate", s.opts.WWWAuthenticate)
 		}
@@ -248,7 +249,7 @@ func (s *Server) write(x *exchange, res answer, err error) bool {
 		x.WriteHeader(http.StatusAccepted)
 		return true
 	case res.stream != nil:
-		res.stream(s.openStream(x, x.r, id))
+		res.stream(s.openStream(x, x.call.r, id))
 		return true
 	}
 	body := s.appendResponse(make([]byte, 0, len(res.body)+160), id, res.body)
@@ -268,7 +269,7 @@ func (s *Server) writePanicked(x *exchange) {
 	case !x.begun.Load():
 		writeErrorBody(x, id, errInternal())
 	case x.Header().Get("Content-Type") == contentTypeSSE:
-		s.streamOn(x, x.r, nil).sendError(id, errInternal())
+		s.streamOn(x, x.call.r, nil).sendError(id, errInternal())
 	}
 }
 
@@ -290,7 +291,6 @@ func (s *Server) wireError(ctx context.Context, err error) *Error {
 type exchange struct {
 	http.ResponseWriter
 	s *Server
-	r *http.Request
 	// begun is set by the first WriteHeader or Write; a native tool's
 	// progress may write from the host's goroutine.
 	begun atomic.Bool
@@ -316,12 +316,17 @@ func (x *exchange) Write(b []byte) (int, error) {
 // deadlines).
 func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
-// Notify sends one notification of a native tool call (its progress),
-// answering the request as an SSE stream from the first one on. The
-// extension serializes its calls and stops before the call answers.
-func (x *exchange) Notify(method string, params []byte) {
+// notifier is a request's exchange as the sender of its notifications
+// (a native tool's progress), and nothing more.
+type notifier exchange
+
+// Notify sends one notification ahead of the request's answer, answering
+// the request as an SSE stream from the first one on. The extension
+// serializes its calls and stops before the call answers.
+func (n *notifier) Notify(method string, params []byte) {
+	x := (*exchange)(n)
 	if x.sse == nil {
-		x.sse = x.s.openStream(x, x.r, nil)
+		x.sse = x.s.openStream(x, x.call.r, nil)
 	}
 	x.sse.notify(method, params)
 }
