@@ -85,7 +85,7 @@ type call struct {
 	mount.Call
 	id     json.RawMessage
 	method string
-	trace   interop.TraceContext
+	trace  interop.TraceContext
 	// r is the HTTP request, read for its context and its connection
 	// (flightKey); only the binding writes the answer. serveHTTP sets it
 	// first.
