@@ -16,8 +16,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 )
@@ -35,13 +33,14 @@ func (x *extension) resourcesList(ctx context.Context, env mount.Env, c *mount.C
 	if err != nil {
 		return nil, fmt.Errorf("list resources: %w", err)
 	}
-	list = slices.DeleteFunc(slices.Clone(list), func(r *sdk.Resource) bool { return r == nil || r.URI == "" || r.Name == "" })
-	slices.SortStableFunc(list, func(a, b *sdk.Resource) int { return strings.Compare(a.URI, b.URI) })
-	list = slices.CompactFunc(list, func(a, b *sdk.Resource) bool { return a.URI == b.URI })
-	out := make([]resourceJSON, len(list))
-	for i, r := range list {
-		out[i] = newResourceJSON(r)
+	out := make([]resourceJSON, 0, len(list))
+	for _, r := range list {
+		if r != nil && r.URI != "" && r.Name != "" {
+			out = append(out, newResourceJSON(r))
+		}
 	}
+	slices.SortStableFunc(out, func(a, b resourceJSON) int { return strings.Compare(a.URI, b.URI) })
+	out = slices.CompactFunc(out, func(a, b resourceJSON) bool { return a.URI == b.URI })
 	return listResult(env, "resources", out)
 }
 
@@ -55,13 +54,14 @@ func (x *extension) resourceTemplatesList(ctx context.Context, env mount.Env, c 
 	if err != nil {
 		return nil, fmt.Errorf("list resource templates: %w", err)
 	}
-	list = slices.DeleteFunc(slices.Clone(list), func(t *sdk.ResourceTemplate) bool { return t == nil || t.URITemplate == "" || t.Name == "" })
-	slices.SortStableFunc(list, func(a, b *sdk.ResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
-	list = slices.CompactFunc(list, func(a, b *sdk.ResourceTemplate) bool { return a.URITemplate == b.URITemplate })
-	out := make([]resourceTemplateJSON, len(list))
-	for i, t := range list {
-		out[i] = newResourceTemplateJSON(t)
+	out := make([]resourceTemplateJSON, 0, len(list))
+	for _, t := range list {
+		if t != nil && t.URITemplate != "" && t.Name != "" {
+			out = append(out, newResourceTemplateJSON(t))
+		}
 	}
+	slices.SortStableFunc(out, func(a, b resourceTemplateJSON) int { return strings.Compare(a.URITemplate, b.URITemplate) })
+	out = slices.CompactFunc(out, func(a, b resourceTemplateJSON) bool { return a.URITemplate == b.URITemplate })
 	return listResult(env, "resourceTemplates", out)
 }
 
