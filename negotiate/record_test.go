@@ -4,20 +4,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
-	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/internal/sharedspec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	goldenfile.Check(t, name, got, *update)
+	goldenfile.Check(t, name, got)
 }
 
 func sha(s string) string {
