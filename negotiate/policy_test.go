@@ -156,7 +156,7 @@ func TestUnauthenticated(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.policy.Unauthenticated(c.requested, Peer{Origin: "https://peer.example"})
 			check(t, d, c.want)
-			if d.RequestedRaw != c.requested || d.Floor != c.policy.Floor() || d.PeerDigest != PeerDigest("https://peer.example") {
+			if d.RequestedRaw != c.requested || d.Floor != c.policy.Floor() || d.PeerDigest != peerDigest("https://peer.example") {
 				t.Errorf("RequestedRaw/Floor/PeerDigest = %q/%q/%q", d.RequestedRaw, d.Floor, d.PeerDigest)
 			}
 		})
@@ -216,7 +216,7 @@ func TestNeverBelowFloorOrPreferredWhenUnauthenticated(t *testing.T) {
 				if !auth && d.Version != p.Preferred() {
 					t.Errorf("%s unauthenticated accepted %s, not preferred", v, d.Version)
 				}
-				if !p.Offers(d.Version) {
+				if !p.offers(d.Version) {
 					t.Errorf("%s accepted unoffered %s", v, d.Version)
 				}
 			}

@@ -43,7 +43,7 @@ func TestGoldenBodies(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := EncodeBody(c.ev)
+			b, err := encodeBody(c.ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestGoldenBodies(t *testing.T) {
 			checkGolden(t, c.name, b)
 		})
 	}
-	if _, err := EncodeBody(nil); err == nil {
+	if _, err := encodeBody(nil); err == nil {
 		t.Fatal("a nil event encoded")
 	}
 }

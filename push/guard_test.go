@@ -278,7 +278,7 @@ func TestClientNeverFollowsRedirects(t *testing.T) {
 	})
 	dials := newDialLog(t)
 	g := newTestGuard(t, dials, newResolver(nil), hop.origin(), final.origin())
-	resp, err := g.Client(nil).Post(hop.origin()+"/hook", ContentType, strings.NewReader(`{}`))
+	resp, err := g.Client(nil).Post(hop.origin()+"/hook", contentType, strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestClientDialsOnlyTheValidatedAddress(t *testing.T) {
 	g := newTestGuard(t, dials, r, allowed)
 	client := g.Client(nil)
 	for range 2 {
-		resp, err := client.Post(allowed+"/hook", ContentType, strings.NewReader(`{}`))
+		resp, err := client.Post(allowed+"/hook", contentType, strings.NewReader(`{}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +365,7 @@ func TestClientTLSVerifiesTheURLHost(t *testing.T) {
 	origin := "https://hooks.example.com:" + rc.port()
 	g := newTestGuard(t, newDialLog(t), r, origin)
 	pool := rc.srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	resp, err := g.Client(&tls.Config{RootCAs: pool}).Post(origin+"/hook", ContentType, strings.NewReader(`{}`))
+	resp, err := g.Client(&tls.Config{RootCAs: pool}).Post(origin+"/hook", contentType, strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestClientTLSVerifiesTheURLHost(t *testing.T) {
 		t.Fatalf("SNI %q, want the URL's host", got.serverName)
 	}
 	// Without the test CA the certificate is not trusted: verification is on.
-	if resp, err := g.Client(nil).Post(origin+"/hook", ContentType, strings.NewReader(`{}`)); err == nil {
+	if resp, err := g.Client(nil).Post(origin+"/hook", contentType, strings.NewReader(`{}`)); err == nil {
 		_ = resp.Body.Close()
 		t.Fatal("an untrusted certificate was accepted")
 	}
@@ -446,7 +446,7 @@ func TestProxyTunnelsToTheValidatedAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := g.Client(nil).Post(allowed+"/hook", ContentType, strings.NewReader(`{}`))
+	resp, err := g.Client(nil).Post(allowed+"/hook", contentType, strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestProxyTunnelsToTheValidatedAddress(t *testing.T) {
 	// A private target is refused before the proxy is contacted: the proxy
 	// (on loopback itself) is never judged in the target's place.
 	var re *RefusedError
-	if _, err := g.Client(nil).Post("https://private.partner.net/hook", ContentType, strings.NewReader(`{}`)); !errors.As(err, &re) || re.Reason != ReasonAddress {
+	if _, err := g.Client(nil).Post("https://private.partner.net/hook", contentType, strings.NewReader(`{}`)); !errors.As(err, &re) || re.Reason != ReasonAddress {
 		t.Fatalf("%v, want the private target refused", err)
 	}
 	select {
