@@ -227,32 +227,14 @@ type Declaration struct {
 // boolean facets) and RefreshedAt are never invented.
 func (a *A2A) normalize() {
 	normalizeLifecycle(&a.Status, &a.Since, &a.Witness)
-	if len(a.Versions) == 0 {
-		a.Versions = []string{A2AVersion}
-	}
-	lo, hi, ok := bounds(a.Versions, compareMajorMinor, wellFormedMajorMinor)
-	if ok && a.PreferredVersion == "" {
-		a.PreferredVersion = hi
-	}
-	if ok && a.MinimumVersion == "" {
-		a.MinimumVersion = lo
-	}
+	normalizeVersions(&a.Versions, A2AVersion, &a.PreferredVersion, &a.MinimumVersion, compareMajorMinor, wellFormedMajorMinor)
 }
 
 // normalize is A2A.normalize for MCP: Revisions ["2026-07-28"], preferred
 // the newest, floor the oldest.
 func (m *MCP) normalize() {
 	normalizeLifecycle(&m.Status, &m.Since, &m.Witness)
-	if len(m.Revisions) == 0 {
-		m.Revisions = []string{MCPRevision}
-	}
-	lo, hi, ok := bounds(m.Revisions, compareRevision, wellFormedRevision)
-	if ok && m.PreferredVersion == "" {
-		m.PreferredVersion = hi
-	}
-	if ok && m.MinimumRevision == "" {
-		m.MinimumRevision = lo
-	}
+	normalizeVersions(&m.Revisions, MCPRevision, &m.PreferredVersion, &m.MinimumRevision, compareRevision, wellFormedRevision)
 }
 
 // normalize fills Status, Since and Witness like A2A.normalize.
@@ -294,6 +276,23 @@ func normalizeLifecycle(s *Status, since *string, w *Witness) {
 	}
 	if *w == "" {
 		*w = defaultWitness
+	}
+}
+
+// normalizeVersions fills an empty offered list with the version this
+// library speaks, then an empty preferred version with the newest offered
+// and an empty floor with the oldest (when every offered one is well
+// formed; otherwise validation reports them and nothing is guessed).
+func normalizeVersions(offered *[]string, pin string, preferred, floor *string, cmp func(a, b string) int, wellFormed func(string) bool) {
+	if len(*offered) == 0 {
+		*offered = []string{pin}
+	}
+	lo, hi, ok := bounds(*offered, cmp, wellFormed)
+	if ok && *preferred == "" {
+		*preferred = hi
+	}
+	if ok && *floor == "" {
+		*floor = lo
 	}
 }
 
