@@ -19,6 +19,7 @@ import (
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/mcp"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -393,20 +394,15 @@ func New(cfg Config) (*Host, error) {
 		if card.Version == "" {
 			card.Version = cfg.HostVersion
 		}
-		ac := a2a.Config{
-			Store:    cfg.Store,
-			Subjects: cfg.Subjects,
-			Policy:   policy,
-			Auditor:  h.auditor,
-			Capabilities: a2a.Capabilities{
-				Streaming:         f.Streaming,
-				PushNotifications: f.PushNotifications,
-				DurableTasks:      f.DurableTasks,
-			},
-			JSONRPCURL:     origin + h.a2aPath,
+		deps := a2a.Deps{
+			Store: cfg.Store, Subjects: cfg.Subjects, Policy: policy, Auditor: h.auditor, Map: mapping.Builtin(),
+			JSONRPCURL: origin + h.a2aPath, Routed: c.Routed,
+		}
+		ac := a2a.Options{
+			Streaming:      f.Streaming,
+			DurableTasks:   f.DurableTasks,
 			AgentCardURL:   f.AgentCardURL,
 			Card:           card,
-			Routed:         c.Routed,
 			SelectWorkflow: c.SelectWorkflow,
 			ExtendedCard:   c.ExtendedCard,
 			BlockTimeout:   c.BlockTimeout,
@@ -429,7 +425,7 @@ func New(cfg Config) (*Host, error) {
 			}
 			ac.Push = &opts
 		}
-		if h.a2a, err = a2a.New(ac); err != nil {
+		if h.a2a, err = a2a.New(deps, ac); err != nil {
 			return nil, fmt.Errorf("wopinterop: %w", err)
 		}
 		if err := h.a2a.Start(context.Background()); err != nil {

@@ -97,7 +97,7 @@ func (c *concurrencyStore) GetRun(ctx context.Context, sub interop.Subject, id s
 // BatchConcurrency at a time, never more.
 func TestBatchRunsWithBoundedConcurrency(t *testing.T) {
 	var store *concurrencyStore
-	e := newHardEnv(t, func(c *Config) {
+	e := newHardEnv(t, func(c *testConfig) {
 		store = &concurrencyStore{RunStore: c.Store}
 		c.Store = store
 		c.BatchConcurrency = 3
@@ -134,7 +134,7 @@ func TestBatchRunsWithBoundedConcurrency(t *testing.T) {
 // task as it stands then.
 func TestBatchWaitsUnderOneDeadline(t *testing.T) {
 	const block = 400 * time.Millisecond
-	e := newHardEnv(t, func(c *Config) { c.BlockTimeout, c.BatchConcurrency = block, 1 })
+	e := newHardEnv(t, func(c *testConfig) { c.BlockTimeout, c.BatchConcurrency = block, 1 })
 	hs := e.serve(t, nil, nil, nil)
 	start := time.Now()
 	res := hardCall{path: rpcPath, key: "key-acme", body: sendBatch(4, "m-held-", probeHold)}.do(t, hs)

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
-	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -184,48 +186,31 @@ func neverMinted(err error, answer *Error) error {
 	return err
 }
 
-// Method names of A2A 1.0.1 (§5.3, §9.4).
-const (
-	methodSendMessage          = "SendMessage"
-	methodSendStreamingMessage = "SendStreamingMessage"
-	methodGetTask              = "GetTask"
-	methodListTasks            = "ListTasks"
-	methodCancelTask           = "CancelTask"
-	methodSubscribeToTask      = "SubscribeToTask"
-	methodCreatePushConfig     = "CreateTaskPushNotificationConfig"
-	methodGetPushConfig        = "GetTaskPushNotificationConfig"
-	methodListPushConfigs      = "ListTaskPushNotificationConfigs"
-	methodDeletePushConfig     = "DeleteTaskPushNotificationConfig"
-	methodGetExtendedAgentCard = "GetExtendedAgentCard"
-)
-
-// advertised reports whether a facet named by a map row's `requires` is on.
-func (s *Server) advertised(facet string) bool {
-	switch facet {
-	case "a2a.streaming":
-		return s.cfg.Capabilities.Streaming
-	case "a2a.pushNotifications":
-		return s.cfg.Capabilities.PushNotifications
-	case "a2a.durableTasks":
-		return s.cfg.Capabilities.DurableTasks
+// authChallenge is the WWW-Authenticate value of a 401 on either binding:
+// one challenge per HTTP-auth, OAuth 2 or OpenID Connect scheme on the
+// card (the last two present bearer tokens), in name order, and Bearer
+// when the card declares none of them (RFC 9110 §11.6.1).
+func (s *Server) authChallenge() string {
+	names := make([]string, 0, len(s.cfg.Card.SecuritySchemes))
+	for name := range s.cfg.Card.SecuritySchemes {
+		names = append(names, string(name))
 	}
-	return false
-}
-
-// gate refuses a method whose map row requires a facet that is off, with
-// the row's error (OpenWOP interop.md §The operation mappings; interop map, a2a.operations). SendMessage's rows require nothing.
-func (s *Server) gate(method string) error {
-	if method == methodSendMessage {
-		return nil
+	slices.Sort(names)
+	var challenges []string
+	for _, name := range names {
+		var c string
+		switch v := s.cfg.Card.SecuritySchemes[wire.SecuritySchemeName(name)].(type) {
+		case wire.HTTPAuthSecurityScheme:
+			c = v.Scheme
+		case wire.OAuth2SecurityScheme, wire.OpenIDConnectSecurityScheme:
+			c = "Bearer"
+		}
+		if c != "" && !slices.ContainsFunc(challenges, func(x string) bool { return strings.EqualFold(x, c) }) {
+			challenges = append(challenges, c)
+		}
 	}
-	err := s.m.A2AGate(method, "", s.advertised)
-	var off *mapping.FacetOffError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &off):
-		return s.errs.row(off.Refusal.JSONRPC, "the operation requires "+off.Facet+", which this host does not offer")
-	default:
-		return methodNotFound()
+	if len(challenges) == 0 {
+		return "Bearer"
 	}
+	return strings.Join(challenges, ", ")
 }

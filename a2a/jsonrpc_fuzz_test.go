@@ -44,7 +44,7 @@ func FuzzJSONRPCRequest(f *testing.F) {
 	}
 	f.Add([]byte(seeds[0]), false)
 
-	e := newRPCEnv(f, func(c *Config) { c.BlockTimeout = 200 * time.Millisecond })
+	e := newRPCEnv(f, func(c *testConfig) { c.BlockTimeout = 200 * time.Millisecond })
 	f.Fuzz(func(t *testing.T, body []byte, authenticated bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
