@@ -18,14 +18,33 @@ import (
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
-// buffers are one request's pooled buffers: the request body, the response
-// with an encoder bound to it (results are encoded in place), and the
-// writer the response goes through.
+// buffers are one request's pooled buffers: the request body, the decoded
+// request, the response with an encoder bound to it (results are encoded
+// in place), and the writer the response goes through.
 type buffers struct {
 	body bytes.Buffer
+	reqs requests
 	out  bytes.Buffer
 	enc  *json.Encoder
 	rw   trackedWriter
+}
+
+// requests hold one request of each A2A method, so that decoding one costs
+// no allocation of its own: a row decodes into its slot, zeroed first
+// (operations.go). A request lives no longer than its HTTP request, a
+// stream's included: operations copy what they keep (ids, strings, the
+// pointers encoding/json allocated inside it) and never keep the request.
+type requests struct {
+	send             wire.SendMessageRequest
+	getTask          wire.GetTaskRequest
+	listTasks        wire.ListTasksRequest
+	cancelTask       wire.CancelTaskRequest
+	subscribe        wire.SubscribeToTaskRequest
+	pushConfig       wire.PushConfig
+	getPushConfig    wire.GetTaskPushConfigRequest
+	listPushConfigs  wire.ListTaskPushConfigRequest
+	deletePushConfig wire.DeleteTaskPushConfigRequest
+	extendedCard     wire.GetExtendedAgentCardRequest
 }
 
 // bufferPool pools buffers across the requests of one handler.

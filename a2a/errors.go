@@ -58,14 +58,18 @@ func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, 
 // DEADLINE_EXCEEDED, 409 ABORTED, 413 INVALID_ARGUMENT, 429
 // RESOURCE_EXHAUSTED, 499 CANCELLED, 500 INTERNAL, 501 UNIMPLEMENTED, 503
 // UNAVAILABLE; UNKNOWN otherwise). The JSON-RPC code is the one the
-// library itself answers such a refusal with: -31401 for 401 and -31403
-// for 403 (read by a2a-go as ErrUnauthenticated and ErrUnauthorized),
-// -32600 for 400, 408 and 413, -32603 for 500, and -32000, JSON-RPC 2.0's
-// implementation-defined server error (§5.1), for the rest. A status
-// outside 400–599 is 500. On JSON-RPC, 401, 403, 408, 413, 429 and 503
-// keep their HTTP status and every other code travels with 200, as the
-// binding's own refusals do. Set Metadata for ErrorInfo.metadata (e.g.
-// the retry delay).
+// library itself answers such a refusal with: -31401 for 401, -31403 for
+// 403, -32600 for 400, 408 and 413, -32603 for 500, and -32000, JSON-RPC
+// 2.0's implementation-defined server error (§5.1), for the rest. A
+// status outside 400–599 is 500. On JSON-RPC, 401, 403, 408, 413, 429 and
+// 503 keep their HTTP status and every other code travels with 200, as
+// the binding's own refusals do. Set Metadata for ErrorInfo.metadata
+// (e.g. the retry delay).
+//
+// a2a-go's HTTP+JSON client reads such an error by its reason (an A2A
+// reason it knows, such as UNAUTHENTICATED, becomes that error; any other
+// its ErrInternalError); its JSON-RPC client reads a 200 response by its
+// code and any other status as a transport error.
 func NewError(httpStatus int, reason, message string) *Error {
 	if httpStatus < 400 || httpStatus > 599 {
 		httpStatus = http.StatusInternalServerError

@@ -188,7 +188,7 @@ func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *buffers
 	}
 	ctx := r.Context()
 	if q.streams() {
-		_, events, err := s.invoke(ctx, "JSON-RPC request", c, q.op, func(req any) error { return h.params(&q, req) })
+		_, events, err := s.invoke(ctx, "JSON-RPC request", c, q.op, &b.reqs, func(req any) error { return h.params(&q, req) })
 		if err != nil {
 			e := s.failure(ctx, q.method(), err)
 			s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, e))
@@ -209,7 +209,7 @@ func (h *rpcHandler) answer(ctx context.Context, c *call, q *rpcRequest, b *buff
 	if q.op == nil {
 		err = methodNotFound()
 	} else {
-		res, _, err = s.invoke(ctx, "JSON-RPC request", c, q.op, func(req any) error { return h.params(q, req) })
+		res, _, err = s.invoke(ctx, "JSON-RPC request", c, q.op, &b.reqs, func(req any) error { return h.params(q, req) })
 	}
 	if err == nil {
 		mark := b.out.Len()

@@ -89,11 +89,12 @@ type operation struct {
 	verbs []string
 	// fromREST fills the request from an HTTP+JSON request: path, query,
 	// body (rest_decode.go). The task id of the path is bound after it.
-	fromREST func(in *restInput, req any) error
+	fromREST func(in restInput, req any) error
 	// result wraps a unary result.
 	result resultKind
-	// newRequest returns the zero request to decode into.
-	newRequest func() any
+	// newRequest returns the zero request to decode into: its slot of a
+	// binding's pooled requests (body.go).
+	newRequest func(*requests) any
 	// unary runs a unary method, events opens a streaming one: exactly
 	// one is set.
 	unary  func(ops operations, ctx context.Context, c *call, req any) (any, error)
@@ -113,58 +114,58 @@ var operationTable = [...]operation{
 	{
 		method: methodSendMessage, shape: shapeSendMessageRequest, result: resultInTask,
 		route: routeSend, verbs: onlyPost, fromREST: restSendMessage,
-		newRequest: newOf[wire.SendMessageRequest], unary: unary(operations.sendMessage),
+		newRequest: slot(func(r *requests) *wire.SendMessageRequest { return &r.send }), unary: unary(operations.sendMessage),
 	},
 	{
 		method: methodSendStreamingMessage, shape: shapeSendMessageRequest,
 		route: routeStream, verbs: onlyPost, fromREST: restSendMessage,
-		newRequest: newOf[wire.SendMessageRequest], events: streaming(operations.sendStreamingMessage),
+		newRequest: slot(func(r *requests) *wire.SendMessageRequest { return &r.send }), events: streaming(operations.sendStreamingMessage),
 	},
 	{
 		method: methodGetTask, shape: shapeGetTaskRequest, taskField: "id", taskID: taskIDOf(func(r *wire.GetTaskRequest) *wire.TaskID { return &r.ID }),
 		route: routeTask, verbs: onlyGet, fromREST: restGetTask,
-		newRequest: newOf[wire.GetTaskRequest], unary: unary(operations.getTask),
+		newRequest: slot(func(r *requests) *wire.GetTaskRequest { return &r.getTask }), unary: unary(operations.getTask),
 	},
 	{
 		method: methodListTasks, shape: shapeListTasksRequest,
 		route: routeTasks, verbs: onlyGet, fromREST: restListTasks,
-		newRequest: newOf[wire.ListTasksRequest], unary: unary(operations.listTasks),
+		newRequest: slot(func(r *requests) *wire.ListTasksRequest { return &r.listTasks }), unary: unary(operations.listTasks),
 	},
 	{
 		method: methodCancelTask, shape: shapeCancelTaskRequest, taskField: "id", taskID: taskIDOf(func(r *wire.CancelTaskRequest) *wire.TaskID { return &r.ID }),
 		route: routeCancel, verbs: onlyPost, fromREST: restCancelTask,
-		newRequest: newOf[wire.CancelTaskRequest], unary: unary(operations.cancelTask),
+		newRequest: slot(func(r *requests) *wire.CancelTaskRequest { return &r.cancelTask }), unary: unary(operations.cancelTask),
 	},
 	{
 		method: methodSubscribeToTask, shape: shapeSubscribeRequest, taskField: "id", taskID: taskIDOf(func(r *wire.SubscribeToTaskRequest) *wire.TaskID { return &r.ID }),
 		// GET too: OpenWOP interop map, a2a.operations.
 		route: routeSubscribe, verbs: getAndPost, fromREST: restSubscribe,
-		newRequest: newOf[wire.SubscribeToTaskRequest], events: streaming(operations.subscribeToTask),
+		newRequest: slot(func(r *requests) *wire.SubscribeToTaskRequest { return &r.subscribe }), events: streaming(operations.subscribeToTask),
 	},
 	{
 		method: methodCreatePushConfig, shape: shapePushConfig, taskField: "taskId", taskID: taskIDOf(func(r *wire.PushConfig) *wire.TaskID { return &r.TaskID }),
 		route: routeConfigs, verbs: onlyPost, fromREST: restCreatePushConfig,
-		newRequest: newOf[wire.PushConfig], unary: unary(operations.createTaskPushConfig),
+		newRequest: slot(func(r *requests) *wire.PushConfig { return &r.pushConfig }), unary: unary(operations.createTaskPushConfig),
 	},
 	{
 		method: methodGetPushConfig, shape: shapeGetPushConfigRequest, taskField: "taskId", taskID: taskIDOf(func(r *wire.GetTaskPushConfigRequest) *wire.TaskID { return &r.TaskID }),
 		route: routeConfig, verbs: onlyGet, fromREST: restGetPushConfig,
-		newRequest: newOf[wire.GetTaskPushConfigRequest], unary: unary(operations.getTaskPushConfig),
+		newRequest: slot(func(r *requests) *wire.GetTaskPushConfigRequest { return &r.getPushConfig }), unary: unary(operations.getTaskPushConfig),
 	},
 	{
 		method: methodListPushConfigs, shape: shapeListPushConfigsRequest, taskField: "taskId", taskID: taskIDOf(func(r *wire.ListTaskPushConfigRequest) *wire.TaskID { return &r.TaskID }),
 		route: routeConfigs, verbs: onlyGet, fromREST: restListPushConfigs,
-		newRequest: newOf[wire.ListTaskPushConfigRequest], unary: unary(operations.listTaskPushConfigs),
+		newRequest: slot(func(r *requests) *wire.ListTaskPushConfigRequest { return &r.listPushConfigs }), unary: unary(operations.listTaskPushConfigs),
 	},
 	{
 		method: methodDeletePushConfig, shape: shapeDeletePushConfigRequest, taskField: "taskId", taskID: taskIDOf(func(r *wire.DeleteTaskPushConfigRequest) *wire.TaskID { return &r.TaskID }),
 		route: routeConfig, verbs: onlyDelete, fromREST: restDeletePushConfig, result: resultEmpty,
-		newRequest: newOf[wire.DeleteTaskPushConfigRequest], unary: deletion(operations.deleteTaskPushConfig),
+		newRequest: slot(func(r *requests) *wire.DeleteTaskPushConfigRequest { return &r.deletePushConfig }), unary: deletion(operations.deleteTaskPushConfig),
 	},
 	{
 		method: methodGetExtendedAgentCard, shape: shapeExtendedCardRequest,
 		route: routeCard, verbs: onlyGet, fromREST: restExtendedCard,
-		newRequest: newOf[wire.GetExtendedAgentCardRequest], unary: unary(operations.getExtendedAgentCard),
+		newRequest: slot(func(r *requests) *wire.GetExtendedAgentCardRequest { return &r.extendedCard }), unary: unary(operations.getExtendedAgentCard),
 	},
 }
 
@@ -180,16 +181,16 @@ func lookupMethod(name []byte) *operation {
 }
 
 // invoke runs op for a binding: it gates the method, has the binding
-// decode the request (decode fills the zero request it is given) and runs
-// the operation. It returns a unary result, or the events of a stream; a
+// decode the request (decode fills the zero request it is given, in its
+// slot of reqs) and runs the operation. It returns a unary result, or the events of a stream; a
 // refusal before either — the gate's, the decoding's — is its error. A
 // panic in it is the request's internal error, logged once with where.
-func (s *Server) invoke(ctx context.Context, where string, c *call, op *operation, decode func(req any) error) (result any, events iter.Seq2[wire.Event, error], err error) {
+func (s *Server) invoke(ctx context.Context, where string, c *call, op *operation, reqs *requests, decode func(req any) error) (result any, events iter.Seq2[wire.Event, error], err error) {
 	defer s.recoverInto(ctx, where, op.method, &err)
 	if err := s.gate(op.method); err != nil {
 		return nil, nil, err
 	}
-	req := op.newRequest()
+	req := op.newRequest(reqs)
 	if err := decode(req); err != nil {
 		return nil, nil, err
 	}
@@ -200,8 +201,16 @@ func (s *Server) invoke(ctx context.Context, where string, c *call, op *operatio
 	return result, nil, err
 }
 
-// newOf returns a new zero T, as the any a row decodes into.
-func newOf[T any]() any { return new(T) }
+// slot adapts a request slot to a row: the slot, zeroed, as the any a row
+// decodes into.
+func slot[T any](field func(*requests) *T) func(*requests) any {
+	return func(r *requests) any {
+		p := field(r)
+		var zero T
+		*p = zero
+		return p
+	}
+}
 
 // unary adapts a unary operation to a row. An operation that returns
 // neither a result nor an error broke its contract: errNoResult.

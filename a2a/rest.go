@@ -119,7 +119,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var events iter.Seq2[wire.Event, error]
 	c, err := s.prepare(r)
 	if err == nil {
-		result, events, err = s.invoke(ctx, "HTTP+JSON request", c, rt.op, in.decode)
+		result, events, err = s.invoke(ctx, "HTTP+JSON request", c, rt.op, &b.reqs, in.decode)
 	}
 	switch {
 	case err != nil:
@@ -196,7 +196,7 @@ type restInput struct {
 func (in *restInput) decode(req any) error {
 	in.decoding = true
 	op := in.route.op
-	if err := op.fromREST(in, req); err != nil {
+	if err := op.fromREST(*in, req); err != nil {
 		return err
 	}
 	if op.taskID == nil {

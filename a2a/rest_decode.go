@@ -18,7 +18,7 @@ import (
 
 // restSendMessage reads SendMessage and SendStreamingMessage: the body,
 // and for a new task the routing value of the path or the body's tenant.
-func restSendMessage(in *restInput, v any) error {
+func restSendMessage(in restInput, v any) error {
 	req := v.(*wire.SendMessageRequest)
 	if err := in.readBody(req, false); err != nil {
 		return err
@@ -34,17 +34,20 @@ func restSendMessage(in *restInput, v any) error {
 	return nil
 }
 
-func restGetTask(in *restInput, v any) error {
+func restGetTask(in restInput, v any) error {
 	req := v.(*wire.GetTaskRequest)
 	req.Tenant = in.route.tenant
-	n, ok, err := in.s.intQuery(in.r.URL.Query(), "historyLength")
-	if ok {
+	if v, ok := queryValue(in.r.URL.Query(), "historyLength"); ok {
+		n, err := in.s.atoi("historyLength", v)
+		if err != nil {
+			return err
+		}
 		req.HistoryLength = &n
 	}
-	return err
+	return nil
 }
 
-func restListTasks(in *restInput, v any) error {
+func restListTasks(in restInput, v any) error {
 	req := v.(*wire.ListTasksRequest)
 	if err := in.s.listTasksQuery(in.r.URL.Query(), req); err != nil {
 		return err
@@ -54,7 +57,7 @@ func restListTasks(in *restInput, v any) error {
 }
 
 // restCancelTask reads CancelTask: of an optional body, only its metadata.
-func restCancelTask(in *restInput, v any) error {
+func restCancelTask(in restInput, v any) error {
 	req := v.(*wire.CancelTaskRequest)
 	var sent wire.CancelTaskRequest
 	if err := in.readBody(&sent, true); err != nil {
@@ -66,7 +69,7 @@ func restCancelTask(in *restInput, v any) error {
 
 // restSubscribe reads SubscribeToTask: a POST's optional body is checked
 // and nothing of it kept; the path says everything.
-func restSubscribe(in *restInput, v any) error {
+func restSubscribe(in restInput, v any) error {
 	req := v.(*wire.SubscribeToTaskRequest)
 	if in.r.Method == http.MethodPost {
 		var sent wire.SubscribeToTaskRequest
@@ -78,7 +81,7 @@ func restSubscribe(in *restInput, v any) error {
 	return nil
 }
 
-func restCreatePushConfig(in *restInput, v any) error {
+func restCreatePushConfig(in restInput, v any) error {
 	req := v.(*wire.PushConfig)
 	if err := in.readBody(req, false); err != nil {
 		return err
@@ -87,13 +90,13 @@ func restCreatePushConfig(in *restInput, v any) error {
 	return nil
 }
 
-func restGetPushConfig(in *restInput, v any) error {
+func restGetPushConfig(in restInput, v any) error {
 	req := v.(*wire.GetTaskPushConfigRequest)
 	req.Tenant, req.ID = in.route.tenant, in.route.config
 	return nil
 }
 
-func restListPushConfigs(in *restInput, v any) error {
+func restListPushConfigs(in restInput, v any) error {
 	req := v.(*wire.ListTaskPushConfigRequest)
 	q := in.r.URL.Query()
 	n, ok, err := in.s.intQuery(q, "pageSize")
@@ -108,13 +111,13 @@ func restListPushConfigs(in *restInput, v any) error {
 	return nil
 }
 
-func restDeletePushConfig(in *restInput, v any) error {
+func restDeletePushConfig(in restInput, v any) error {
 	req := v.(*wire.DeleteTaskPushConfigRequest)
 	req.Tenant, req.ID = in.route.tenant, in.route.config
 	return nil
 }
 
-func restExtendedCard(in *restInput, v any) error {
+func restExtendedCard(in restInput, v any) error {
 	v.(*wire.GetExtendedAgentCardRequest).Tenant = in.route.tenant
 	return nil
 }
@@ -142,17 +145,23 @@ func queryValue(q url.Values, name string) (string, bool) {
 	return vs[0], true
 }
 
-// intQuery reads an integer query parameter; ok reports it present and
-// well formed.
+// intQuery reads an integer query parameter; ok reports it present.
 func (s *Server) intQuery(q url.Values, name string) (n int, ok bool, err error) {
 	v, present := queryValue(q, name)
 	if !present {
 		return 0, false, nil
 	}
-	if n, err = strconv.Atoi(v); err != nil {
-		return 0, false, s.errs.invalidParams(name, name+" must be an integer")
+	n, err = s.atoi(name, v)
+	return n, err == nil, err
+}
+
+// atoi reads the integer query parameter name.
+func (s *Server) atoi(name, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, s.errs.invalidParams(name, name+" must be an integer")
 	}
-	return n, true, nil
+	return n, nil
 }
 
 // listTasksQuery reads ListTasks' query parameters (A2A 1.0.1 §11.3.4)
@@ -171,12 +180,12 @@ func (s *Server) listTasksQuery(q url.Values, req *wire.ListTasksRequest) error 
 	if ok {
 		req.PageSize = n
 	}
-	history, ok, err := s.intQuery(q, "historyLength")
-	if err != nil {
-		return err
-	}
-	if ok {
-		req.HistoryLength = &history
+	if v, ok := queryValue(q, "historyLength"); ok {
+		n, err := s.atoi("historyLength", v)
+		if err != nil {
+			return err
+		}
+		req.HistoryLength = &n
 	}
 	v, ok := queryValue(q, "statusTimestampAfter")
 	if !ok {
