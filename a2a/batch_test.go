@@ -55,21 +55,21 @@ func TestBatchOverTheCapRunsNothing(t *testing.T) {
 		t.Fatalf("a refused batch created %d runs", n)
 	}
 
-	res = hardCall{path: rpcPath, key: "key-acme", body: sendBatch(DefaultMaxBatch, "m-cap-", memstore.FixtureNoop)}.do(t, hs)
+	res = hardCall{path: rpcPath, key: "key-acme", body: sendBatch(defaultMaxBatch, "m-cap-", memstore.FixtureNoop)}.do(t, hs)
 	var answers []rpcResponse
 	if res.err != nil || res.status != http.StatusOK || json.Unmarshal(res.body, &answers) != nil {
 		t.Fatalf("HTTP %d (%v): %s", res.status, res.err, res.body)
 	}
-	if len(answers) != DefaultMaxBatch {
-		t.Fatalf("%d answers, want %d", len(answers), DefaultMaxBatch)
+	if len(answers) != defaultMaxBatch {
+		t.Fatalf("%d answers, want %d", len(answers), defaultMaxBatch)
 	}
 	for i, a := range answers {
 		if string(a.ID) != strconv.Itoa(i+1) || a.Error != nil {
 			t.Fatalf("answer %d: id %s error %+v", i, a.ID, a.Error)
 		}
 	}
-	if n := e.runsOf(t, "key-acme"); n != DefaultMaxBatch {
-		t.Fatalf("%d runs, want %d", n, DefaultMaxBatch)
+	if n := e.runsOf(t, "key-acme"); n != defaultMaxBatch {
+		t.Fatalf("%d runs, want %d", n, defaultMaxBatch)
 	}
 }
 

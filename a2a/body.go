@@ -35,27 +35,83 @@ type buffers struct {
 // stream's included: operations copy what they keep (ids, strings, the
 // pointers encoding/json allocated inside it) and never keep the request.
 type requests struct {
-	send             wire.SendMessageRequest
-	getTask          wire.GetTaskRequest
-	listTasks        wire.ListTasksRequest
-	cancelTask       wire.CancelTaskRequest
-	subscribe        wire.SubscribeToTaskRequest
-	pushConfig       wire.PushConfig
-	getPushConfig    wire.GetTaskPushConfigRequest
-	listPushConfigs  wire.ListTaskPushConfigRequest
-	deletePushConfig wire.DeleteTaskPushConfigRequest
-	extendedCard     wire.GetExtendedAgentCardRequest
+	send      wire.SendMessageRequest
+	get       wire.GetTaskRequest
+	list      wire.ListTasksRequest
+	cancel    wire.CancelTaskRequest
+	subscribe wire.SubscribeToTaskRequest
+	create    wire.PushConfig
+	getPush   wire.GetTaskPushConfigRequest
+	listPush  wire.ListTaskPushConfigRequest
+	delete    wire.DeleteTaskPushConfigRequest
+	card      wire.GetExtendedAgentCardRequest
+}
+
+// The slots of the table's rows: each zeroes its request and returns it
+// with where it holds its task id (nil when it addresses no task).
+
+func (r *requests) sendMessage() (any, *wire.TaskID) {
+	r.send = wire.SendMessageRequest{}
+	return &r.send, nil
+}
+
+func (r *requests) getTask() (any, *wire.TaskID) {
+	r.get = wire.GetTaskRequest{}
+	return &r.get, &r.get.ID
+}
+
+func (r *requests) listTasks() (any, *wire.TaskID) {
+	r.list = wire.ListTasksRequest{}
+	return &r.list, nil
+}
+
+func (r *requests) cancelTask() (any, *wire.TaskID) {
+	r.cancel = wire.CancelTaskRequest{}
+	return &r.cancel, &r.cancel.ID
+}
+
+func (r *requests) subscribeToTask() (any, *wire.TaskID) {
+	r.subscribe = wire.SubscribeToTaskRequest{}
+	return &r.subscribe, &r.subscribe.ID
+}
+
+func (r *requests) createPushConfig() (any, *wire.TaskID) {
+	r.create = wire.PushConfig{}
+	return &r.create, &r.create.TaskID
+}
+
+func (r *requests) getPushConfig() (any, *wire.TaskID) {
+	r.getPush = wire.GetTaskPushConfigRequest{}
+	return &r.getPush, &r.getPush.TaskID
+}
+
+func (r *requests) listPushConfigs() (any, *wire.TaskID) {
+	r.listPush = wire.ListTaskPushConfigRequest{}
+	return &r.listPush, &r.listPush.TaskID
+}
+
+func (r *requests) deletePushConfig() (any, *wire.TaskID) {
+	r.delete = wire.DeleteTaskPushConfigRequest{}
+	return &r.delete, &r.delete.TaskID
+}
+
+func (r *requests) extendedCard() (any, *wire.TaskID) {
+	r.card = wire.GetExtendedAgentCardRequest{}
+	return &r.card, nil
 }
 
 // bufferPool pools buffers across the requests of one handler.
 type bufferPool struct{ pool sync.Pool }
 
-func (p *bufferPool) get() *buffers {
-	if b, ok := p.pool.Get().(*buffers); ok {
-		return b
+// get returns pooled buffers whose tracked writer wraps w (nil for
+// buffers that answer no HTTP request of their own).
+func (p *bufferPool) get(w http.ResponseWriter) *buffers {
+	b, ok := p.pool.Get().(*buffers)
+	if !ok {
+		b = &buffers{}
+		b.enc = json.NewEncoder(&b.out)
 	}
-	b := &buffers{}
-	b.enc = json.NewEncoder(&b.out)
+	b.rw = trackedWriter{ResponseWriter: w}
 	return b
 }
 

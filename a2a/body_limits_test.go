@@ -211,11 +211,11 @@ func TestSlowBodyIsCut(t *testing.T) {
 }
 
 // TestDefaultBodyTimeout: without a configured limit a body has
-// DefaultBodyTimeout to arrive, and a negative one means none.
+// defaultBodyTimeout to arrive, and a negative one means none.
 func TestDefaultBodyTimeout(t *testing.T) {
 	e := newHardEnv(t)
-	if e.srv.cfg.BodyTimeout != DefaultBodyTimeout || e.srv.cfg.StreamWriteTimeout != DefaultStreamWriteTimeout ||
-		e.srv.cfg.MaxBatch != DefaultMaxBatch || e.srv.cfg.BatchConcurrency != DefaultBatchConcurrency {
+	if e.srv.cfg.BodyTimeout != defaultBodyTimeout || e.srv.cfg.StreamWriteTimeout != defaultStreamWriteTimeout ||
+		e.srv.cfg.MaxBatch != defaultMaxBatch || e.srv.cfg.BatchConcurrency != defaultBatchConcurrency {
 		t.Fatalf("defaults: %+v", e.srv.cfg)
 	}
 	off := newHardEnv(t, func(c *testConfig) { c.BodyTimeout, c.StreamWriteTimeout = -1, -1 })

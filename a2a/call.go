@@ -144,11 +144,7 @@ func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) er
 	case errors.Is(err, isolation.ErrUnknownRoutingValue):
 		return errUnknownRoutingValue
 	case err != nil:
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		s.log.ErrorContext(ctx, "a2a: agent inventory failed", "error", err)
-		return internalError()
+		return s.fault(ctx, "a2a: agent inventory failed", "error", err)
 	}
 	c.agent = &agent
 	return nil

@@ -182,7 +182,7 @@ func (s *Server) publicCards() (map[string]*encodedCard, error) {
 
 // AgentCard returns the handler of the public agent card (a2a.agentCardUrl;
 // OpenWOP interop map, a2a.card; interop.md §Legacy profiles are absent,
-// §Per-agent cards). Mount it at the path of Config.AgentCardURL,
+// §Per-agent cards). Mount it at the path of Options.AgentCardURL,
 // e.g. /.well-known/agent-card.json.
 //
 // The card is public: no credential is required. A credential, when
@@ -324,7 +324,7 @@ func etagMatches(header, etag string) bool {
 // (OpenWOP RFC 0202 §D.6; interop.md §Per-agent cards).
 //
 // Without one it answers the caller's view of the host card when
-// Config.ExtendedCard is set: the public card with only the skills the
+// Options.ExtendedCard is set: the public card with only the skills the
 // caller may start (OpenWOP interop map, a2a.operations). Otherwise -32007.
 func (s *Server) getExtendedAgentCard(ctx context.Context, c *call, req *wire.GetExtendedAgentCardRequest) (*wire.AgentCard, error) {
 	if err := s.withAgent(ctx, c, req.Tenant); err != nil {
@@ -391,16 +391,12 @@ func (s *Server) agentCard(ctx context.Context, c *call) (*wire.AgentCard, error
 	}, nil
 }
 
-// startable indexes the workflows the Subject may start by id. A store
-// that refuses the Subject outright (not found, forbidden) leaves it none.
+// startable indexes the workflows the Subject may start by id
+// (callerWorkflows).
 func (s *Server) startable(ctx context.Context, sub interop.Subject) (map[string]interop.Workflow, error) {
-	list, err := s.cfg.Store.ListWorkflows(ctx, sub)
-	switch {
-	case errors.Is(err, interop.ErrNotFound), errors.Is(err, interop.ErrForbidden):
-		return map[string]interop.Workflow{}, nil
-	case err != nil:
-		s.log.ErrorContext(ctx, "a2a: list workflows failed", "error", err)
-		return nil, internalError()
+	list, err := s.callerWorkflows(ctx, sub)
+	if err != nil {
+		return nil, s.fault(ctx, "a2a: list workflows failed", "error", err)
 	}
 	out := make(map[string]interop.Workflow, len(list))
 	for _, w := range list {

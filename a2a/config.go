@@ -93,8 +93,8 @@ type Options struct {
 
 	// WorkflowTTL is how long a caller's workflows (input schemas, media
 	// types), read with ListWorkflows to judge messages before a run
-	// exists, are cached per authorization context. 0 means
-	// DefaultWorkflowTTL, a negative value reads them for every message.
+	// exists, are cached per authorization context. 0 means one minute,
+	// a negative value reads them for every message.
 	// [Server.InvalidateWorkflows] drops them at once.
 	WorkflowTTL time.Duration
 	// BlockTimeout bounds how long a blocking SendMessage waits for the run
@@ -105,7 +105,7 @@ type Options struct {
 	// the bytes that arrive, never with the length a client declares.
 	MaxBodyBytes int64
 	// BodyTimeout bounds how long a request body may take to arrive; 0
-	// means DefaultBodyTimeout, a negative value no limit. A body still
+	// means 30s, a negative value no limit. A body still
 	// arriving then is refused with HTTP 408 in the binding's shape. The
 	// limit is a read deadline on the connection: it takes the place of
 	// the http.Server's ReadTimeout while the body is read (a shorter
@@ -118,15 +118,14 @@ type Options struct {
 	// (SendStreamingMessage, SubscribeToTask), a heartbeat included: a
 	// client that stops reading is cut after it, and it replaces the
 	// http.Server's WriteTimeout, which would otherwise end every stream
-	// at that age. 0 means DefaultStreamWriteTimeout, a negative value no
-	// limit.
+	// at that age. 0 means 30s, a negative value no limit.
 	StreamWriteTimeout time.Duration
 	// MaxBatch is the most requests one JSON-RPC batch may hold; 0 means
-	// DefaultMaxBatch. A bigger batch is refused whole before any of it
+	// 32. A bigger batch is refused whole before any of it
 	// runs.
 	MaxBatch int
 	// BatchConcurrency is how many requests of one JSON-RPC batch run at
-	// once; 0 means DefaultBatchConcurrency.
+	// once; 0 means 4.
 	BatchConcurrency int
 
 	// Logger receives server faults (never secrets); nil discards.
@@ -154,18 +153,14 @@ type CardConfig struct {
 	SecurityRequirements wire.SecurityRequirementsOptions
 }
 
-// Defaults of the Options limits.
+// Defaults of the Options limits (defaultWorkflowTTL is in workflows.go).
 const (
-	DefaultBodyTimeout        = 30 * time.Second
-	DefaultStreamWriteTimeout = 30 * time.Second
-	DefaultMaxBatch           = 32
-	DefaultBatchConcurrency   = 4
-)
-
-// Defaults of the Options limits a host has no reason to name.
-const (
-	defaultBlockTimeout = 30 * time.Second
-	defaultMaxBodyBytes = 4 << 20
+	defaultBlockTimeout       = 30 * time.Second
+	defaultMaxBodyBytes       = 4 << 20
+	defaultBodyTimeout        = 30 * time.Second
+	defaultStreamWriteTimeout = 30 * time.Second
+	defaultMaxBatch           = 32
+	defaultBatchConcurrency   = 4
 )
 
 // config is what the server runs with: the Deps, and the Options with
@@ -304,13 +299,13 @@ func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = defaultMaxBodyBytes
 	}
-	o.BodyTimeout = orDefault(o.BodyTimeout, DefaultBodyTimeout)
-	o.StreamWriteTimeout = orDefault(o.StreamWriteTimeout, DefaultStreamWriteTimeout)
+	o.BodyTimeout = orDefault(o.BodyTimeout, defaultBodyTimeout)
+	o.StreamWriteTimeout = orDefault(o.StreamWriteTimeout, defaultStreamWriteTimeout)
 	if o.MaxBatch <= 0 {
-		o.MaxBatch = DefaultMaxBatch
+		o.MaxBatch = defaultMaxBatch
 	}
 	if o.BatchConcurrency <= 0 {
-		o.BatchConcurrency = DefaultBatchConcurrency
+		o.BatchConcurrency = defaultBatchConcurrency
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -44,9 +44,9 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := s.cfg.Options
-	if o.BlockTimeout != 30*time.Second || o.MaxBodyBytes != 4<<20 || o.BodyTimeout != DefaultBodyTimeout ||
-		o.StreamWriteTimeout != DefaultStreamWriteTimeout || o.MaxBatch != DefaultMaxBatch ||
-		o.BatchConcurrency != DefaultBatchConcurrency || o.Logger == nil || o.Now == nil {
+	if o.BlockTimeout != 30*time.Second || o.MaxBodyBytes != 4<<20 || o.BodyTimeout != defaultBodyTimeout ||
+		o.StreamWriteTimeout != defaultStreamWriteTimeout || o.MaxBatch != defaultMaxBatch ||
+		o.BatchConcurrency != defaultBatchConcurrency || o.Logger == nil || o.Now == nil {
 		t.Errorf("defaults %+v", o)
 	}
 	if s.workflows == nil || s.push != nil || s.Served().Streaming || s.Served().HTTPJSON || !s.Served().JSONRPC {

@@ -177,7 +177,7 @@ func (e *coreEnv) through(ctx context.Context, c *call, method string, req any) 
 	if op == nil {
 		panic("no such method " + method)
 	}
-	return e.srv.invoke(ctx, "test", c, op, new(requests), func(dst any) error {
+	return e.srv.invoke(ctx, "test", c, op, new(requests), func(dst any, _ *wire.TaskID) error {
 		reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(req).Elem())
 		return nil
 	})

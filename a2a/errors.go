@@ -77,51 +77,36 @@ func NewError(httpStatus int, reason, message string) *Error {
 	if message == "" {
 		message = http.StatusText(httpStatus)
 	}
-	return &Error{Code: rpcCodeOf(httpStatus), GRPC: grpcNameOf(httpStatus), HTTP: httpStatus, Reason: reason, Message: message}
+	grpc, code := hostCodes(httpStatus)
+	return &Error{Code: code, GRPC: grpc, HTTP: httpStatus, Reason: reason, Message: message}
 }
 
-// grpcNameOf is the google.rpc.Code name whose HTTP mapping is status.
-func grpcNameOf(status int) string {
-	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		return "INVALID_ARGUMENT"
-	case http.StatusUnauthorized:
-		return "UNAUTHENTICATED"
-	case http.StatusForbidden:
-		return "PERMISSION_DENIED"
-	case http.StatusNotFound:
-		return "NOT_FOUND"
-	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
-		return "DEADLINE_EXCEEDED"
-	case http.StatusConflict:
-		return "ABORTED"
-	case http.StatusTooManyRequests:
-		return "RESOURCE_EXHAUSTED"
-	case 499: // Client Closed Request
-		return "CANCELLED"
-	case http.StatusInternalServerError:
-		return "INTERNAL"
-	case http.StatusNotImplemented:
-		return "UNIMPLEMENTED"
-	case http.StatusServiceUnavailable:
-		return "UNAVAILABLE"
+// grpcNames are the google.rpc.Code names by their HTTP mapping
+// (google/rpc/code.proto), with 408 and 413 as the bindings answer them.
+var grpcNames = map[int]string{
+	400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+	408: "DEADLINE_EXCEEDED", 409: "ABORTED", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED",
+	499: "CANCELLED", 500: "INTERNAL", 501: "UNIMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+}
+
+// hostCodes are the gRPC status name and the JSON-RPC code of a host
+// refusal with HTTP status.
+func hostCodes(status int) (grpc string, code int) {
+	grpc, ok := grpcNames[status]
+	if !ok {
+		grpc = "UNKNOWN"
 	}
-	return "UNKNOWN"
-}
-
-// rpcCodeOf is the JSON-RPC code of a host refusal with HTTP status.
-func rpcCodeOf(status int) int {
 	switch status {
-	case http.StatusUnauthorized:
-		return codeUnauthenticated
-	case http.StatusForbidden:
-		return codeForbidden
 	case http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge:
-		return codeInvalidRequest
+		return grpc, codeInvalidRequest
+	case http.StatusUnauthorized:
+		return grpc, codeUnauthenticated
+	case http.StatusForbidden:
+		return grpc, codeForbidden
 	case http.StatusInternalServerError:
-		return codeInternal
+		return grpc, codeInternal
 	}
-	return codeServerError
+	return grpc, codeServerError
 }
 
 // JSON-RPC codes outside the interop map's A2A error table.
@@ -231,7 +216,7 @@ func payloadTooLarge() *Error {
 }
 
 // bodyTooSlow refuses a body that did not arrive within
-// Config.BodyTimeout: HTTP 408 on both bindings.
+// Options.BodyTimeout: HTTP 408 on both bindings.
 func bodyTooSlow() *Error {
 	return &Error{Code: codeInvalidRequest, GRPC: "DEADLINE_EXCEEDED", HTTP: http.StatusRequestTimeout, Reason: "INVALID_REQUEST", Message: "request body not received in time"}
 }
@@ -303,6 +288,17 @@ func edgeErrorOf(err error) *Error {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return payloadTooLarge()
 	}
+	return internalError()
+}
+
+// fault answers a server fault: logged with msg and args, answered as an
+// internal error whose text never reaches the wire. A request whose caller
+// went away returns the context's error instead, logged as nothing.
+func (s *Server) fault(ctx context.Context, msg string, args ...any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.log.ErrorContext(ctx, msg, args...)
 	return internalError()
 }
 

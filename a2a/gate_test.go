@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -75,14 +76,28 @@ func TestOperationTableIsWhole(t *testing.T) {
 		if !found {
 			t.Errorf("%s: not an a2a.operations row", op.method)
 		}
-		if op.shape == shapeSkip || op.newRequest == nil || op.fromREST == nil || op.route == "" || len(op.verbs) == 0 {
+		if op.shape == shapeSkip || op.request == nil || op.fromREST == nil || op.route == "" || len(op.verbs) == 0 {
 			t.Errorf("%s: incomplete row", op.method)
 		}
 		if (op.unary == nil) == (op.events == nil) {
 			t.Errorf("%s: want exactly one of unary and events", op.method)
 		}
-		if (op.taskField == "") != (op.taskID == nil) || (op.taskID != nil && !op.shape.known(op.taskField)) {
-			t.Errorf("%s: task id member %q does not match its accessor or shape", op.method, op.taskField)
+		// The slot is zeroed, and the task id it points at is the member
+		// taskField names.
+		reqs := new(requests)
+		reqs.send.Tenant, reqs.get.Tenant, reqs.create.URL = "stale", "stale", "stale"
+		req, id := op.request(reqs)
+		if id != nil {
+			*id = "task-1"
+		}
+		raw, err := json.Marshal(req)
+		var members map[string]any
+		if err != nil || json.Unmarshal(raw, &members) != nil {
+			t.Fatalf("%s: %v", op.method, err)
+		}
+		if strings.Contains(string(raw), "stale") || (op.taskField == "") != (id == nil) ||
+			(id != nil && (!op.shape.known(op.taskField) || members[op.taskField] != "task-1")) {
+			t.Errorf("%s: slot %s, task id member %q", op.method, raw, op.taskField)
 		}
 		if lookupMethod([]byte(op.method)) != op {
 			t.Errorf("%s: lookupMethod finds another row", op.method)

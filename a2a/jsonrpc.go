@@ -122,11 +122,10 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeRPC(w, http.StatusMethodNotAllowed, appendRPCError(nil, nil, invalidRequest("only POST is allowed")))
 		return
 	}
-	b := h.bufs.get()
-	defer h.bufs.put(b)
-	b.rw = trackedWriter{ResponseWriter: w}
-	tw := &b.rw
 	ctx := r.Context()
+	b := h.bufs.get(w)
+	defer h.bufs.put(b)
+	tw := &b.rw
 	defer s.recoverResponse(ctx, "JSON-RPC request", tw, func() {
 		b.out.Reset()
 		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, internalError()))
@@ -188,7 +187,7 @@ func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *buffers
 	}
 	ctx := r.Context()
 	if q.streams() {
-		_, events, err := s.invoke(ctx, "JSON-RPC request", c, q.op, &b.reqs, func(req any) error { return h.params(&q, req) })
+		_, events, err := s.invoke(ctx, "JSON-RPC request", c, q.op, &b.reqs, func(req any, id *wire.TaskID) error { return h.params(&q, req, id) })
 		if err != nil {
 			e := s.failure(ctx, q.method(), err)
 			s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, e))
@@ -209,7 +208,7 @@ func (h *rpcHandler) answer(ctx context.Context, c *call, q *rpcRequest, b *buff
 	if q.op == nil {
 		err = methodNotFound()
 	} else {
-		res, _, err = s.invoke(ctx, "JSON-RPC request", c, q.op, &b.reqs, func(req any) error { return h.params(q, req) })
+		res, _, err = s.invoke(ctx, "JSON-RPC request", c, q.op, &b.reqs, func(req any, id *wire.TaskID) error { return h.params(q, req, id) })
 	}
 	if err == nil {
 		mark := b.out.Len()
@@ -224,18 +223,17 @@ func (h *rpcHandler) answer(ctx context.Context, c *call, q *rpcRequest, b *buff
 }
 
 // params decodes q's params into req, its method's request: the strict
-// decoding, then, for a task-addressed method, the task id, required and
-// bound. The params' tenant is not read here: the operation decides what
+// decoding, then, for a task-addressed method, the task id at id, required
+// and bound. The params' tenant is not read here: the operation decides what
 // it selects (call.go, routingHint).
-func (h *rpcHandler) params(q *rpcRequest, req any) error {
+func (h *rpcHandler) params(q *rpcRequest, req any, id *wire.TaskID) error {
 	s, op := h.s, q.op
 	if err := s.decodeParams(q.params, op.shape, req); err != nil {
 		return err
 	}
-	if op.taskID == nil {
+	if id == nil {
 		return nil
 	}
-	id := op.taskID(req)
 	if *id == "" {
 		return s.errs.invalidParams(op.taskField, op.taskField+" is required")
 	}

@@ -101,7 +101,7 @@ func decideBatch(elems [][]byte, refusal *Error) (items []batchItem, runs []int)
 func (h *rpcHandler) runBatch(ctx context.Context, c *call, items []batchItem, runs []int) {
 	var next atomic.Int64
 	work := func() {
-		scratch := h.bufs.get()
+		scratch := h.bufs.get(nil)
 		defer h.bufs.put(scratch)
 		for {
 			n := int(next.Add(1)) - 1

@@ -234,7 +234,7 @@ func TestWorkflowCache(t *testing.T) {
 	// ...or once the TTL has passed.
 	vs.show(coreTenantA, interop.Workflow{ID: probeLenient, InputSchema: json.RawMessage(schemaIntN)})
 	mu.Lock()
-	clock = clock.Add(DefaultWorkflowTTL)
+	clock = clock.Add(defaultWorkflowTTL)
 	mu.Unlock()
 	if err := send(alice, "m-e", 1); err != nil {
 		t.Fatal(err)

@@ -79,10 +79,12 @@ type operation struct {
 	method string
 	// shape is the request's shape: JSON-RPC params, an HTTP+JSON body.
 	shape shape
-	// taskField names the task id member of a task-addressed request and
-	// taskID finds it in a decoded one; "" and nil when none is addressed.
+	// request returns the row's request, zeroed, in its slot of a
+	// binding's pooled requests (body.go), and where it holds its task id
+	// (nil when it addresses no task).
+	request func(*requests) (req any, taskID *wire.TaskID)
+	// taskField names the task id member of a task-addressed request.
 	taskField string
-	taskID    func(req any) *wire.TaskID
 	// route is the HTTP+JSON path pattern (rest_routes.go) and verbs the
 	// methods it answers to there.
 	route string
@@ -92,9 +94,6 @@ type operation struct {
 	fromREST func(in restInput, req any) error
 	// result wraps a unary result.
 	result resultKind
-	// newRequest returns the zero request to decode into: its slot of a
-	// binding's pooled requests (body.go).
-	newRequest func(*requests) any
 	// unary runs a unary method, events opens a streaming one: exactly
 	// one is set.
 	unary  func(ops operations, ctx context.Context, c *call, req any) (any, error)
@@ -110,64 +109,41 @@ var (
 )
 
 // operationTable lists every A2A method, in the order of A2A 1.0.1 §9.4.
-var operationTable = [...]operation{
-	{
-		method: methodSendMessage, shape: shapeSendMessageRequest, result: resultInTask,
-		route: routeSend, verbs: onlyPost, fromREST: restSendMessage,
-		newRequest: slot(func(r *requests) *wire.SendMessageRequest { return &r.send }), unary: unary(operations.sendMessage),
-	},
-	{
-		method: methodSendStreamingMessage, shape: shapeSendMessageRequest,
-		route: routeStream, verbs: onlyPost, fromREST: restSendMessage,
-		newRequest: slot(func(r *requests) *wire.SendMessageRequest { return &r.send }), events: streaming(operations.sendStreamingMessage),
-	},
-	{
-		method: methodGetTask, shape: shapeGetTaskRequest, taskField: "id", taskID: taskIDOf(func(r *wire.GetTaskRequest) *wire.TaskID { return &r.ID }),
-		route: routeTask, verbs: onlyGet, fromREST: restGetTask,
-		newRequest: slot(func(r *requests) *wire.GetTaskRequest { return &r.getTask }), unary: unary(operations.getTask),
-	},
-	{
-		method: methodListTasks, shape: shapeListTasksRequest,
-		route: routeTasks, verbs: onlyGet, fromREST: restListTasks,
-		newRequest: slot(func(r *requests) *wire.ListTasksRequest { return &r.listTasks }), unary: unary(operations.listTasks),
-	},
-	{
-		method: methodCancelTask, shape: shapeCancelTaskRequest, taskField: "id", taskID: taskIDOf(func(r *wire.CancelTaskRequest) *wire.TaskID { return &r.ID }),
-		route: routeCancel, verbs: onlyPost, fromREST: restCancelTask,
-		newRequest: slot(func(r *requests) *wire.CancelTaskRequest { return &r.cancelTask }), unary: unary(operations.cancelTask),
-	},
-	{
-		method: methodSubscribeToTask, shape: shapeSubscribeRequest, taskField: "id", taskID: taskIDOf(func(r *wire.SubscribeToTaskRequest) *wire.TaskID { return &r.ID }),
-		// GET too: OpenWOP interop map, a2a.operations.
-		route: routeSubscribe, verbs: getAndPost, fromREST: restSubscribe,
-		newRequest: slot(func(r *requests) *wire.SubscribeToTaskRequest { return &r.subscribe }), events: streaming(operations.subscribeToTask),
-	},
-	{
-		method: methodCreatePushConfig, shape: shapePushConfig, taskField: "taskId", taskID: taskIDOf(func(r *wire.PushConfig) *wire.TaskID { return &r.TaskID }),
-		route: routeConfigs, verbs: onlyPost, fromREST: restCreatePushConfig,
-		newRequest: slot(func(r *requests) *wire.PushConfig { return &r.pushConfig }), unary: unary(operations.createTaskPushConfig),
-	},
-	{
-		method: methodGetPushConfig, shape: shapeGetPushConfigRequest, taskField: "taskId", taskID: taskIDOf(func(r *wire.GetTaskPushConfigRequest) *wire.TaskID { return &r.TaskID }),
-		route: routeConfig, verbs: onlyGet, fromREST: restGetPushConfig,
-		newRequest: slot(func(r *requests) *wire.GetTaskPushConfigRequest { return &r.getPushConfig }), unary: unary(operations.getTaskPushConfig),
-	},
-	{
-		method: methodListPushConfigs, shape: shapeListPushConfigsRequest, taskField: "taskId", taskID: taskIDOf(func(r *wire.ListTaskPushConfigRequest) *wire.TaskID { return &r.TaskID }),
-		route: routeConfigs, verbs: onlyGet, fromREST: restListPushConfigs,
-		newRequest: slot(func(r *requests) *wire.ListTaskPushConfigRequest { return &r.listPushConfigs }), unary: unary(operations.listTaskPushConfigs),
-	},
-	{
-		method: methodDeletePushConfig, shape: shapeDeletePushConfigRequest, taskField: "taskId", taskID: taskIDOf(func(r *wire.DeleteTaskPushConfigRequest) *wire.TaskID { return &r.TaskID }),
-		route: routeConfig, verbs: onlyDelete, fromREST: restDeletePushConfig, result: resultEmpty,
-		newRequest: slot(func(r *requests) *wire.DeleteTaskPushConfigRequest { return &r.deletePushConfig }), unary: deletion(operations.deleteTaskPushConfig),
-	},
-	{
-		method: methodGetExtendedAgentCard, shape: shapeExtendedCardRequest,
-		route: routeCard, verbs: onlyGet, fromREST: restExtendedCard,
-		newRequest: slot(func(r *requests) *wire.GetExtendedAgentCardRequest { return &r.extendedCard }), unary: unary(operations.getExtendedAgentCard),
-	},
-}
+var operationTable = [...]operation{{
+	method: methodSendMessage, shape: shapeSendMessageRequest, request: (*requests).sendMessage, result: resultInTask,
+	route: routeSend, verbs: onlyPost, fromREST: restSendMessage, unary: unary(operations.sendMessage),
+}, {
+	method: methodSendStreamingMessage, shape: shapeSendMessageRequest, request: (*requests).sendMessage,
+	route: routeStream, verbs: onlyPost, fromREST: restSendMessage, events: streaming(operations.sendStreamingMessage),
+}, {
+	method: methodGetTask, shape: shapeGetTaskRequest, request: (*requests).getTask, taskField: "id",
+	route: routeTask, verbs: onlyGet, fromREST: restGetTask, unary: unary(operations.getTask),
+}, {
+	method: methodListTasks, shape: shapeListTasksRequest, request: (*requests).listTasks,
+	route: routeTasks, verbs: onlyGet, fromREST: restListTasks, unary: unary(operations.listTasks),
+}, {
+	method: methodCancelTask, shape: shapeCancelTaskRequest, request: (*requests).cancelTask, taskField: "id",
+	route: routeCancel, verbs: onlyPost, fromREST: restCancelTask, unary: unary(operations.cancelTask),
+}, {
+	// HTTP+JSON takes GET too (OpenWOP interop map, a2a.operations).
+	method: methodSubscribeToTask, shape: shapeSubscribeRequest, request: (*requests).subscribeToTask, taskField: "id",
+	route: routeSubscribe, verbs: getAndPost, fromREST: restSubscribe, events: streaming(operations.subscribeToTask),
+}, {
+	method: methodCreatePushConfig, shape: shapePushConfig, request: (*requests).createPushConfig, taskField: "taskId",
+	route: routeConfigs, verbs: onlyPost, fromREST: restCreatePushConfig, unary: unary(operations.createTaskPushConfig),
+}, {
+	method: methodGetPushConfig, shape: shapeGetPushConfigRequest, request: (*requests).getPushConfig, taskField: "taskId",
+	route: routeConfig, verbs: onlyGet, fromREST: restGetPushConfig, unary: unary(operations.getTaskPushConfig),
+}, {
+	method: methodListPushConfigs, shape: shapeListPushConfigsRequest, request: (*requests).listPushConfigs, taskField: "taskId",
+	route: routeConfigs, verbs: onlyGet, fromREST: restListPushConfigs, unary: unary(operations.listTaskPushConfigs),
+}, {
+	method: methodDeletePushConfig, shape: shapeDeletePushConfigRequest, request: (*requests).deletePushConfig, taskField: "taskId",
+	route: routeConfig, verbs: onlyDelete, fromREST: restDeletePushConfig, unary: deletion(operations.deleteTaskPushConfig), result: resultEmpty,
+}, {
+	method: methodGetExtendedAgentCard, shape: shapeExtendedCardRequest, request: (*requests).extendedCard,
+	route: routeCard, verbs: onlyGet, fromREST: restExtendedCard, unary: unary(operations.getExtendedAgentCard),
+}}
 
 // lookupMethod returns the row of an A2A method name, nil for an unknown
 // one. It does not allocate.
@@ -182,16 +158,16 @@ func lookupMethod(name []byte) *operation {
 
 // invoke runs op for a binding: it gates the method, has the binding
 // decode the request (decode fills the zero request it is given, in its
-// slot of reqs) and runs the operation. It returns a unary result, or the events of a stream; a
+// slot of reqs, and binds its task id) and runs the operation. It returns a unary result, or the events of a stream; a
 // refusal before either — the gate's, the decoding's — is its error. A
 // panic in it is the request's internal error, logged once with where.
-func (s *Server) invoke(ctx context.Context, where string, c *call, op *operation, reqs *requests, decode func(req any) error) (result any, events iter.Seq2[wire.Event, error], err error) {
+func (s *Server) invoke(ctx context.Context, where string, c *call, op *operation, reqs *requests, decode func(req any, taskID *wire.TaskID) error) (result any, events iter.Seq2[wire.Event, error], err error) {
 	defer s.recoverInto(ctx, where, op.method, &err)
 	if err := s.gate(op.method); err != nil {
 		return nil, nil, err
 	}
-	req := op.newRequest(reqs)
-	if err := decode(req); err != nil {
+	req, taskID := op.request(reqs)
+	if err := decode(req, taskID); err != nil {
 		return nil, nil, err
 	}
 	if op.events != nil {
@@ -199,17 +175,6 @@ func (s *Server) invoke(ctx context.Context, where string, c *call, op *operatio
 	}
 	result, err = op.unary(s, ctx, c, req)
 	return result, nil, err
-}
-
-// slot adapts a request slot to a row: the slot, zeroed, as the any a row
-// decodes into.
-func slot[T any](field func(*requests) *T) func(*requests) any {
-	return func(r *requests) any {
-		p := field(r)
-		var zero T
-		*p = zero
-		return p
-	}
 }
 
 // unary adapts a unary operation to a row. An operation that returns
@@ -239,11 +204,6 @@ func streaming[Req any](op func(operations, context.Context, *call, *Req) iter.S
 	return func(ops operations, ctx context.Context, c *call, req any) iter.Seq2[wire.Event, error] {
 		return op(ops, ctx, c, req.(*Req))
 	}
-}
-
-// taskIDOf adapts a request type's task id accessor to a row.
-func taskIDOf[Req any](id func(*Req) *wire.TaskID) func(any) *wire.TaskID {
-	return func(req any) *wire.TaskID { return id(req.(*Req)) }
 }
 
 // advertised reports whether a facet named by a map row's `requires` is on.

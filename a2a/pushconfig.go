@@ -163,11 +163,7 @@ func (s *Server) pushRefusal(ctx context.Context, prefix string, err error) erro
 	case errors.Is(err, interop.ErrNotFound):
 		return s.errs.taskNotFound()
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	s.log.ErrorContext(ctx, "a2a: push config operation failed", "error", err)
-	return internalError()
+	return s.fault(ctx, "a2a: push config operation failed", "error", err)
 }
 
 // inlineConfigField prefixes the fields of a config sent with SendMessage.

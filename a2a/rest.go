@@ -105,11 +105,9 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeStatusError(w, refusal.err)
 		return
 	}
-	b := h.bufs.get()
+	b := h.bufs.get(w)
 	defer h.bufs.put(b)
-	b.rw = trackedWriter{ResponseWriter: w}
-	tw := &b.rw
-	ctx := r.Context()
+	tw, ctx := &b.rw, r.Context()
 	defer s.recoverResponse(ctx, "HTTP+JSON request", tw, func() { s.writeStatusError(tw, internalError()) })
 
 	// The caller is authenticated (prepare) before a byte of a body is
@@ -192,17 +190,16 @@ type restInput struct {
 }
 
 // decode fills req, the row's request, from the request: the row's
-// decoder, then the task id of the path, bound.
-func (in *restInput) decode(req any) error {
+// decoder, then the task id of the path, bound into id.
+func (in *restInput) decode(req any, id *wire.TaskID) error {
 	in.decoding = true
-	op := in.route.op
-	if err := op.fromREST(*in, req); err != nil {
+	if err := in.route.op.fromREST(*in, req); err != nil {
 		return err
 	}
-	if op.taskID == nil {
+	if id == nil {
 		return nil
 	}
-	return in.s.bindTaskID(in.route.task, op.taskID(req))
+	return in.s.bindTaskID(in.route.task, id)
 }
 
 // readBody reads the body and decodes it into v, of the row's shape.

@@ -339,11 +339,7 @@ func (s *Server) writeRefusal(ctx context.Context, op string, err error) error {
 // error whose text never reaches the wire. A request whose caller went
 // away returns the context's error.
 func (s *Server) storeFault(ctx context.Context, op string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	s.log.ErrorContext(ctx, "a2a: run store failed", "operation", op, "error", err)
-	return internalError()
+	return s.fault(ctx, "a2a: run store failed", "operation", op, "error", err)
 }
 
 // projectOrFail projects run, turning a host bug (a status outside the
