@@ -17,9 +17,10 @@ import (
 )
 
 // call is what every operation knows about its request once the binding has
-// authenticated, negotiated and resolved the routing value: nothing of it
-// comes from the request body except the routing value, which is resolved
-// only after authentication and never selects the tenant (OpenWOP RFC 0202 §D.6; interop.md §Isolation).
+// authenticated and negotiated it (prepare): nothing of it comes from the
+// request body except the agent, which the operation resolves from the
+// routing value (withAgent) only after authentication and which never
+// selects the tenant (OpenWOP RFC 0202 §D.6; interop.md §Isolation).
 type call struct {
 	subject interop.Subject
 	// version is the negotiated A2A version.
