@@ -19,6 +19,7 @@ import (
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/mcp"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -136,23 +137,23 @@ type A2AConfig struct {
 	BlockTimeout time.Duration
 	// WorkflowTTL is how long a caller's workflows (input schemas and
 	// media types, which judge a message before any run exists) are cached
-	// per authorization context (default a2a.DefaultWorkflowTTL; negative:
+	// per authorization context (default one minute; negative:
 	// read for every message). Host.InvalidateWorkflows drops them.
 	WorkflowTTL time.Duration
 	// BodyTimeout bounds how long a request body may take to arrive
-	// (default a2a.DefaultBodyTimeout; negative: no limit); a slower one
+	// (default 30s; negative: no limit); a slower one
 	// is refused with HTTP 408. A shorter http.Server.ReadTimeout stays
 	// the limit.
 	BodyTimeout time.Duration
 	// StreamWriteTimeout bounds each write of an event stream (default
-	// a2a.DefaultStreamWriteTimeout; negative: no limit): a client that
+	// 30s; negative: no limit): a client that
 	// stops reading is cut after it, and it replaces the http.Server's
 	// WriteTimeout, which would end every stream at that age.
 	StreamWriteTimeout time.Duration
 	// MaxBatch and BatchConcurrency bound a JSON-RPC batch: at most
-	// MaxBatch requests (default a2a.DefaultMaxBatch; a bigger batch is
+	// MaxBatch requests (default 32; a bigger batch is
 	// refused whole), run BatchConcurrency at a time (default
-	// a2a.DefaultBatchConcurrency).
+	// 4).
 	MaxBatch         int
 	BatchConcurrency int
 }
@@ -393,20 +394,15 @@ func New(cfg Config) (*Host, error) {
 		if card.Version == "" {
 			card.Version = cfg.HostVersion
 		}
-		ac := a2a.Config{
-			Store:    cfg.Store,
-			Subjects: cfg.Subjects,
-			Policy:   policy,
-			Auditor:  h.auditor,
-			Capabilities: a2a.Capabilities{
-				Streaming:         f.Streaming,
-				PushNotifications: f.PushNotifications,
-				DurableTasks:      f.DurableTasks,
-			},
-			JSONRPCURL:     origin + h.a2aPath,
+		deps := a2a.Deps{
+			Store: cfg.Store, Subjects: cfg.Subjects, Policy: policy, Auditor: h.auditor, Map: mapping.Builtin(),
+			JSONRPCURL: origin + h.a2aPath, Routed: c.Routed,
+		}
+		ac := a2a.Options{
+			Streaming:      f.Streaming,
+			DurableTasks:   f.DurableTasks,
 			AgentCardURL:   f.AgentCardURL,
 			Card:           card,
-			Routed:         c.Routed,
 			SelectWorkflow: c.SelectWorkflow,
 			ExtendedCard:   c.ExtendedCard,
 			BlockTimeout:   c.BlockTimeout,
@@ -429,7 +425,7 @@ func New(cfg Config) (*Host, error) {
 			}
 			ac.Push = &opts
 		}
-		if h.a2a, err = a2a.New(ac); err != nil {
+		if h.a2a, err = a2a.New(deps, ac); err != nil {
 			return nil, fmt.Errorf("wopinterop: %w", err)
 		}
 		if err := h.a2a.Start(context.Background()); err != nil {

@@ -55,21 +55,21 @@ func TestBatchOverTheCapRunsNothing(t *testing.T) {
 		t.Fatalf("a refused batch created %d runs", n)
 	}
 
-	res = hardCall{path: rpcPath, key: "key-acme", body: sendBatch(DefaultMaxBatch, "m-cap-", memstore.FixtureNoop)}.do(t, hs)
+	res = hardCall{path: rpcPath, key: "key-acme", body: sendBatch(defaultMaxBatch, "m-cap-", memstore.FixtureNoop)}.do(t, hs)
 	var answers []rpcResponse
 	if res.err != nil || res.status != http.StatusOK || json.Unmarshal(res.body, &answers) != nil {
 		t.Fatalf("HTTP %d (%v): %s", res.status, res.err, res.body)
 	}
-	if len(answers) != DefaultMaxBatch {
-		t.Fatalf("%d answers, want %d", len(answers), DefaultMaxBatch)
+	if len(answers) != defaultMaxBatch {
+		t.Fatalf("%d answers, want %d", len(answers), defaultMaxBatch)
 	}
 	for i, a := range answers {
 		if string(a.ID) != strconv.Itoa(i+1) || a.Error != nil {
 			t.Fatalf("answer %d: id %s error %+v", i, a.ID, a.Error)
 		}
 	}
-	if n := e.runsOf(t, "key-acme"); n != DefaultMaxBatch {
-		t.Fatalf("%d runs, want %d", n, DefaultMaxBatch)
+	if n := e.runsOf(t, "key-acme"); n != defaultMaxBatch {
+		t.Fatalf("%d runs, want %d", n, defaultMaxBatch)
 	}
 }
 
@@ -97,7 +97,7 @@ func (c *concurrencyStore) GetRun(ctx context.Context, sub interop.Subject, id s
 // BatchConcurrency at a time, never more.
 func TestBatchRunsWithBoundedConcurrency(t *testing.T) {
 	var store *concurrencyStore
-	e := newHardEnv(t, func(c *Config) {
+	e := newHardEnv(t, func(c *testConfig) {
 		store = &concurrencyStore{RunStore: c.Store}
 		c.Store = store
 		c.BatchConcurrency = 3
@@ -134,7 +134,7 @@ func TestBatchRunsWithBoundedConcurrency(t *testing.T) {
 // task as it stands then.
 func TestBatchWaitsUnderOneDeadline(t *testing.T) {
 	const block = 400 * time.Millisecond
-	e := newHardEnv(t, func(c *Config) { c.BlockTimeout, c.BatchConcurrency = block, 1 })
+	e := newHardEnv(t, func(c *testConfig) { c.BlockTimeout, c.BatchConcurrency = block, 1 })
 	hs := e.serve(t, nil, nil, nil)
 	start := time.Now()
 	res := hardCall{path: rpcPath, key: "key-acme", body: sendBatch(4, "m-held-", probeHold)}.do(t, hs)

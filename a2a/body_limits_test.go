@@ -187,7 +187,7 @@ func slowBody(t *testing.T, addr, path string) (*http.Response, []byte, time.Dur
 // Config.BodyTimeout with HTTP 408 in the binding's shape.
 func TestSlowBodyIsCut(t *testing.T) {
 	const limit = 300 * time.Millisecond
-	e := newHardEnv(t, func(c *Config) { c.BodyTimeout = limit })
+	e := newHardEnv(t, func(c *testConfig) { c.BodyTimeout = limit })
 	hs := e.serve(t, nil, nil, nil)
 	for _, tc := range []struct {
 		name, path string
@@ -211,14 +211,14 @@ func TestSlowBodyIsCut(t *testing.T) {
 }
 
 // TestDefaultBodyTimeout: without a configured limit a body has
-// DefaultBodyTimeout to arrive, and a negative one means none.
+// defaultBodyTimeout to arrive, and a negative one means none.
 func TestDefaultBodyTimeout(t *testing.T) {
 	e := newHardEnv(t)
-	if e.srv.cfg.BodyTimeout != DefaultBodyTimeout || e.srv.cfg.StreamWriteTimeout != DefaultStreamWriteTimeout ||
-		e.srv.cfg.MaxBatch != DefaultMaxBatch || e.srv.cfg.BatchConcurrency != DefaultBatchConcurrency {
+	if e.srv.cfg.BodyTimeout != defaultBodyTimeout || e.srv.cfg.StreamWriteTimeout != defaultStreamWriteTimeout ||
+		e.srv.cfg.MaxBatch != defaultMaxBatch || e.srv.cfg.BatchConcurrency != defaultBatchConcurrency {
 		t.Fatalf("defaults: %+v", e.srv.cfg)
 	}
-	off := newHardEnv(t, func(c *Config) { c.BodyTimeout, c.StreamWriteTimeout = -1, -1 })
+	off := newHardEnv(t, func(c *testConfig) { c.BodyTimeout, c.StreamWriteTimeout = -1, -1 })
 	if off.srv.cfg.BodyTimeout != 0 || off.srv.cfg.StreamWriteTimeout != 0 {
 		t.Fatalf("negative limits: %v %v", off.srv.cfg.BodyTimeout, off.srv.cfg.StreamWriteTimeout)
 	}
@@ -277,7 +277,7 @@ func (e *hardEnv) rpcSend(t testing.TB, hs *httptest.Server, msgID, skill string
 // the run's watch is released, on both bindings.
 func TestStreamCutWhenClientStopsReading(t *testing.T) {
 	const writeTimeout = 200 * time.Millisecond
-	e := newHardEnv(t, func(c *Config) { c.StreamWriteTimeout = writeTimeout })
+	e := newHardEnv(t, func(c *testConfig) { c.StreamWriteTimeout = writeTimeout })
 	done := make(chan string, 4)
 	hs := e.serve(t, nil, handlerDone(done), smallBuffers)
 	for _, tc := range []struct{ name, path, body string }{

@@ -4,20 +4,23 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
-	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
 // call is what every operation knows about its request once the binding has
-// authenticated, negotiated and resolved the routing value: nothing of it
-// comes from the request body except the routing value, which is resolved
-// only after authentication and never selects the tenant (OpenWOP RFC 0202 §D.6; interop.md §Isolation).
+// authenticated and negotiated it (prepare): nothing of it comes from the
+// request body except the agent, which the operation resolves from the
+// routing value (withAgent) only after authentication and which never
+// selects the tenant (OpenWOP RFC 0202 §D.6; interop.md §Isolation).
 type call struct {
 	subject interop.Subject
 	// version is the negotiated A2A version.
@@ -142,11 +145,7 @@ func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) er
 	case errors.Is(err, isolation.ErrUnknownRoutingValue):
 		return errUnknownRoutingValue
 	case err != nil:
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		s.log.ErrorContext(ctx, "a2a: agent inventory failed", "error", err)
-		return internalError()
+		return s.fault(ctx, "a2a: agent inventory failed", "error", err)
 	}
 	c.agent = &agent
 	return nil
@@ -184,48 +183,31 @@ func neverMinted(err error, answer *Error) error {
 	return err
 }
 
-// Method names of A2A 1.0.1 (§5.3, §9.4).
-const (
-	methodSendMessage          = "SendMessage"
-	methodSendStreamingMessage = "SendStreamingMessage"
-	methodGetTask              = "GetTask"
-	methodListTasks            = "ListTasks"
-	methodCancelTask           = "CancelTask"
-	methodSubscribeToTask      = "SubscribeToTask"
-	methodCreatePushConfig     = "CreateTaskPushNotificationConfig"
-	methodGetPushConfig        = "GetTaskPushNotificationConfig"
-	methodListPushConfigs      = "ListTaskPushNotificationConfigs"
-	methodDeletePushConfig     = "DeleteTaskPushNotificationConfig"
-	methodGetExtendedAgentCard = "GetExtendedAgentCard"
-)
-
-// advertised reports whether a facet named by a map row's `requires` is on.
-func (s *Server) advertised(facet string) bool {
-	switch facet {
-	case "a2a.streaming":
-		return s.cfg.Capabilities.Streaming
-	case "a2a.pushNotifications":
-		return s.cfg.Capabilities.PushNotifications
-	case "a2a.durableTasks":
-		return s.cfg.Capabilities.DurableTasks
+// authChallenge is the WWW-Authenticate value of a 401 on either binding:
+// one challenge per HTTP-auth, OAuth 2 or OpenID Connect scheme on the
+// card (the last two present bearer tokens), in name order, and Bearer
+// when the card declares none of them (RFC 9110 §11.6.1).
+func (s *Server) authChallenge() string {
+	names := make([]string, 0, len(s.cfg.Card.SecuritySchemes))
+	for name := range s.cfg.Card.SecuritySchemes {
+		names = append(names, string(name))
 	}
-	return false
-}
-
-// gate refuses a method whose map row requires a facet that is off, with
-// the row's error (OpenWOP interop.md §The operation mappings; interop map, a2a.operations). SendMessage's rows require nothing.
-func (s *Server) gate(method string) error {
-	if method == methodSendMessage {
-		return nil
+	slices.Sort(names)
+	var challenges []string
+	for _, name := range names {
+		var c string
+		switch v := s.cfg.Card.SecuritySchemes[wire.SecuritySchemeName(name)].(type) {
+		case wire.HTTPAuthSecurityScheme:
+			c = v.Scheme
+		case wire.OAuth2SecurityScheme, wire.OpenIDConnectSecurityScheme:
+			c = "Bearer"
+		}
+		if c != "" && !slices.ContainsFunc(challenges, func(x string) bool { return strings.EqualFold(x, c) }) {
+			challenges = append(challenges, c)
+		}
 	}
-	err := s.m.A2AGate(method, "", s.advertised)
-	var off *mapping.FacetOffError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &off):
-		return s.errs.row(off.Refusal.JSONRPC, "the operation requires "+off.Facet+", which this host does not offer")
-	default:
-		return methodNotFound()
+	if len(challenges) == 0 {
+		return "Bearer"
 	}
+	return strings.Join(challenges, ", ")
 }

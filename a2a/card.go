@@ -73,21 +73,17 @@ func (s *Server) interfaces(tenant string) []*wire.AgentInterface {
 	return out
 }
 
-// extendedCardServed reports whether GetExtendedAgentCard answers anything
-// but -32007: the host card's extended view or per-agent cards
-// (OpenWOP interop.md §Per-agent cards; interop map, a2a.card).
-func (s *Server) extendedCardServed() bool {
-	return s.cfg.ExtendedCard || (s.cfg.Inventory != nil && s.cfg.Routing != nil)
-}
-
-// capabilities are the card's capabilities: the a2a facets as configured
-// (OpenWOP interop map, a2a.card), the same facets that open the operation rows, so the card
-// claims exactly what the gate serves.
+// capabilities are the card's capabilities: the a2a facets served
+// (OpenWOP interop map, a2a.card), the same facets that open the operation
+// rows, so the card claims exactly what the gate serves.
+// ExtendedAgentCard: GetExtendedAgentCard answers anything but -32007, the
+// host card's extended view or per-agent cards (OpenWOP interop.md
+// §Per-agent cards).
 func (s *Server) capabilities() wire.AgentCapabilities {
 	return wire.AgentCapabilities{
-		Streaming:         s.cfg.Capabilities.Streaming,
-		PushNotifications: s.cfg.Capabilities.PushNotifications,
-		ExtendedAgentCard: s.extendedCardServed(),
+		Streaming:         s.served.Streaming,
+		PushNotifications: s.served.PushNotifications,
+		ExtendedAgentCard: s.served.ExtendedCard,
 	}
 }
 
@@ -186,7 +182,7 @@ func (s *Server) publicCards() (map[string]*encodedCard, error) {
 
 // AgentCard returns the handler of the public agent card (a2a.agentCardUrl;
 // OpenWOP interop map, a2a.card; interop.md §Legacy profiles are absent,
-// §Per-agent cards). Mount it at the path of Config.AgentCardURL,
+// §Per-agent cards). Mount it at the path of Options.AgentCardURL,
 // e.g. /.well-known/agent-card.json.
 //
 // The card is public: no credential is required. A credential, when
@@ -316,10 +312,10 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// extendedCard serves GetExtendedAgentCard (OpenWOP interop map, a2a.operations; RFC 0202 §B, §C, §D.6; interop.md §Per-agent cards).
+// getExtendedAgentCard serves GetExtendedAgentCard (OpenWOP interop map, a2a.operations; RFC 0202 §B, §C, §D.6; interop.md §Per-agent cards).
 //
-// With a routing value (c.agent, resolved by the binding after
-// authentication) it answers that agent's card (OpenWOP RFC 0202 §C): name = persona,
+// With a routing value (req.Tenant, resolved after authentication; one
+// outside the caller's inventory is -32007, as never minted) it answers that agent's card (OpenWOP RFC 0202 §C): name = persona,
 // version = packVersion, description = description else label, the host
 // card's interfaces each with tenant R, the host card's capabilities,
 // security and default modes, and one skill per workflow routed to the
@@ -328,9 +324,12 @@ func etagMatches(header, etag string) bool {
 // (OpenWOP RFC 0202 §D.6; interop.md §Per-agent cards).
 //
 // Without one it answers the caller's view of the host card when
-// Config.ExtendedCard is set: the public card with only the skills the
+// Options.ExtendedCard is set: the public card with only the skills the
 // caller may start (OpenWOP interop map, a2a.operations). Otherwise -32007.
-func (s *Server) extendedCard(ctx context.Context, c *call, req *wire.GetExtendedAgentCardRequest) (*wire.AgentCard, error) {
+func (s *Server) getExtendedAgentCard(ctx context.Context, c *call, req *wire.GetExtendedAgentCardRequest) (*wire.AgentCard, error) {
+	if err := s.withAgent(ctx, c, req.Tenant); err != nil {
+		return nil, neverMinted(err, s.errs.extendedCardNotConfigured())
+	}
 	if c.agent != nil {
 		return s.agentCard(ctx, c)
 	}
@@ -392,16 +391,12 @@ func (s *Server) agentCard(ctx context.Context, c *call) (*wire.AgentCard, error
 	}, nil
 }
 
-// startable indexes the workflows the Subject may start by id. A store
-// that refuses the Subject outright (not found, forbidden) leaves it none.
+// startable indexes the workflows the Subject may start by id
+// (callerWorkflows).
 func (s *Server) startable(ctx context.Context, sub interop.Subject) (map[string]interop.Workflow, error) {
-	list, err := s.cfg.Store.ListWorkflows(ctx, sub)
-	switch {
-	case errors.Is(err, interop.ErrNotFound), errors.Is(err, interop.ErrForbidden):
-		return map[string]interop.Workflow{}, nil
-	case err != nil:
-		s.log.ErrorContext(ctx, "a2a: list workflows failed", "error", err)
-		return nil, internalError()
+	list, err := s.callerWorkflows(ctx, sub)
+	if err != nil {
+		return nil, s.fault(ctx, "a2a: list workflows failed", "error", err)
 	}
 	out := make(map[string]interop.Workflow, len(list))
 	for _, w := range list {

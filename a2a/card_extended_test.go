@@ -163,7 +163,7 @@ func TestPerAgentCardUnauthenticated(t *testing.T) {
 	// A resolver that admits anonymous callers, placing them in acme: the
 	// inventory would show acme's agents, but an unauthenticated caller
 	// still learns nothing.
-	anon := newRESTEnv(t, func(c *Config) {
+	anon := newRESTEnv(t, func(c *testConfig) {
 		c.Subjects = interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
 			if sub, err := restBearerSubject(r); err == nil {
 				return sub, nil
@@ -187,7 +187,7 @@ func TestHostExtendedCard(t *testing.T) {
 	restWantStatus(t, res, http.StatusBadRequest, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
 	restGolden(t, "cards", "extended-not-configured", restTranscript(restCall{method: http.MethodGet, path: "/extendedAgentCard", key: "key-acme"}, res))
 
-	on := newRESTEnv(t, func(c *Config) {
+	on := newRESTEnv(t, func(c *testConfig) {
 		c.ExtendedCard = true
 		c.Routed = append(c.Routed, interop.Workflow{ID: "only-on-paper", Name: "Routed but not installed"})
 	})
@@ -230,7 +230,7 @@ func TestPerAgentCardNamesCurrentValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newRESTEnv(t, func(c *Config) { c.Routing = rotated })
+	e := newRESTEnv(t, func(c *testConfig) { c.Routing = rotated })
 	got := decodeCard(t, e.extendedCard(t, "key-acme", old.Derive("agent-ada")))
 	want := rotated.Derive("agent-ada")
 	for _, in := range got.SupportedInterfaces {

@@ -12,6 +12,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -25,7 +26,7 @@ func cardFetch(t testing.TB, e *restEnv, key string, header map[string]string, n
 // cardWithVersions offers several versions, preferred first in neither the
 // offered order nor the sort order, so ordering bugs show.
 func cardWithVersions(offered []string, preferred, floor string, downgrade bool) restEnvOption {
-	return func(c *Config) {
+	return func(c *testConfig) {
 		p, err := negotiate.NewPolicy(negotiate.Config{
 			Protocol: negotiate.A2A, Offered: offered, Preferred: preferred, Floor: floor,
 			AllowDowngrade: downgrade, Now: func() time.Time { return restNow },
@@ -121,7 +122,7 @@ func TestPublicCardInvariants(t *testing.T) {
 // Required members are present as arrays even when empty, never null or
 // absent; optional ones are absent rather than empty.
 func TestPublicCardRequiredArrays(t *testing.T) {
-	e := newRESTEnv(t, func(c *Config) {
+	e := newRESTEnv(t, func(c *testConfig) {
 		c.Routed = []interop.Workflow{{ID: "bare"}} // no name, description or tags
 		c.HTTPJSONURL = ""
 		c.Inventory, c.Routing = nil, nil
@@ -163,15 +164,16 @@ func TestPublicCardRequiredArrays(t *testing.T) {
 
 func TestPublicCardExtendedCapabilityFollowsConfig(t *testing.T) {
 	cases := []struct {
-		name  string
-		opt   restEnvOption
-		want  bool
-		facet Capabilities
+		name   string
+		opt    restEnvOption
+		want   bool
+		facet  caps
+		agents bool
 	}{
-		{"per-agent cards", func(c *Config) {}, true, Capabilities{Streaming: true, DurableTasks: true}},
-		{"host extended card only", func(c *Config) { c.Inventory, c.Routing, c.ExtendedCard = nil, nil, true }, true, Capabilities{Streaming: true, DurableTasks: true}},
-		{"neither", func(c *Config) { c.Inventory, c.Routing = nil, nil }, false, Capabilities{Streaming: true, DurableTasks: true}},
-		{"no streaming", func(c *Config) { c.Capabilities = Capabilities{} }, true, Capabilities{}},
+		{"per-agent cards", func(c *testConfig) {}, true, caps{Streaming: true, DurableTasks: true}, true},
+		{"host extended card only", func(c *testConfig) { c.Inventory, c.Routing, c.ExtendedCard = nil, nil, true }, true, caps{Streaming: true, DurableTasks: true}, false},
+		{"neither", func(c *testConfig) { c.Inventory, c.Routing = nil, nil }, false, caps{Streaming: true, DurableTasks: true}, false},
+		{"no streaming", func(c *testConfig) { c.setCaps(caps{}) }, true, caps{}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,9 +182,19 @@ func TestPublicCardExtendedCapabilityFollowsConfig(t *testing.T) {
 			if err := json.Unmarshal(cardFetch(t, e, "", nil, false).body, &card); err != nil {
 				t.Fatal(err)
 			}
-			want := wire.AgentCapabilities{Streaming: tc.facet.Streaming, PushNotifications: tc.facet.PushNotifications, ExtendedAgentCard: tc.want}
+			want := wire.AgentCapabilities{Streaming: tc.facet.Streaming, ExtendedAgentCard: tc.want}
 			if !reflect.DeepEqual(card.Capabilities, want) {
 				t.Errorf("capabilities %+v, want %+v", card.Capabilities, want)
+			}
+			// What the server reports serving for the facet check is what
+			// the card claims.
+			served := facets.ServedA2A{
+				Versions: []string{"1.0"}, JSONRPC: true, HTTPJSON: true,
+				Streaming: tc.facet.Streaming, DurableTasks: tc.facet.DurableTasks,
+				ExtendedCard: tc.want, AgentCards: tc.agents,
+			}
+			if got := e.srv.Served(); !reflect.DeepEqual(got, served) {
+				t.Errorf("Served() = %+v, want %+v", got, served)
 			}
 		})
 	}
@@ -342,7 +354,7 @@ func TestPublicCardVersionSelection(t *testing.T) {
 // A resolver failure never makes the public card unavailable: the caller
 // is served as anonymous.
 func TestPublicCardIgnoresResolverFailure(t *testing.T) {
-	e := newRESTEnv(t, func(c *Config) {
+	e := newRESTEnv(t, func(c *testConfig) {
 		c.Subjects = interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{}, cardErrBoom
 		})

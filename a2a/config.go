@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
@@ -17,13 +19,119 @@ import (
 	"github.com/wopinterop/wopinterop/push"
 )
 
-// Capabilities are the a2a facets the server honours. They become the
-// card's capabilities and open or close the operation rows whose
-// `requires` names them (OpenWOP interop map, a2a.card; interop.md §The operation mappings).
-type Capabilities struct {
-	Streaming         bool
-	PushNotifications bool
-	DurableTasks      bool
+// Deps are what a [Server] cannot run without. Every field is required:
+// [New] names each one missing.
+type Deps struct {
+	// Store holds the runs: an A2A Task is the host's run.
+	Store interop.RunStore
+	// Subjects authenticates every request; the Subject alone decides what
+	// the caller may see (OpenWOP interop.md §Isolation).
+	Subjects interop.SubjectResolver
+	// Policy is the A2A version policy (negotiate.A2A); its offered
+	// versions are the interfaces' protocolVersion values (OpenWOP interop
+	// map, a2a.card).
+	Policy *negotiate.Policy
+	// Auditor receives one negotiation.decided record per request.
+	Auditor *negotiate.Auditor
+	// Map is the interop map whose a2a rows the server follows: the
+	// operations' `requires` facets, the error table, the task states
+	// (mapping.Builtin() is the published one).
+	Map *mapping.Map
+	// JSONRPCURL is the public URL of the JSON-RPC interface, the required
+	// binding, as clients reach it. Card URLs come from the configuration,
+	// never from the request's Host.
+	JSONRPCURL string
+	// Routed are the workflows this interface routes, at least one: one
+	// skill each on the public card (OpenWOP interop map, a2a.card).
+	// SendMessage without a taskId starts one of them.
+	Routed []interop.Workflow
+}
+
+// Options are what a [Server] can run without. The zero Options serve the
+// JSON-RPC binding and the public card, with no streaming, no push and the
+// limits' defaults.
+type Options struct {
+	// Streaming serves SendStreamingMessage and, with DurableTasks,
+	// SubscribeToTask (the a2a.streaming facet); off, they answer -32004.
+	Streaming bool
+	// DurableTasks serves returnImmediately and SubscribeToTask (the
+	// a2a.durableTasks facet): task state outlives the request.
+	DurableTasks bool
+	// Push serves the four push-config operations and push delivery (the
+	// a2a.pushNotifications facet; OpenWOP RFC 0214; webhooks.md §Egress).
+	// Nil: push is off and those operations answer -32003. Events is
+	// required in it; Logger and Now default to these Options'. The
+	// server renders push bodies itself, so a push shows exactly what the
+	// task's stream would.
+	Push *push.Options
+
+	// HTTPJSONURL is the public base URL of the HTTP+JSON interface; empty:
+	// that binding is not served (not on the card).
+	HTTPJSONURL string
+	// AgentCardURL is the public URL of the card (a2a.agentCardUrl).
+	AgentCardURL string
+	// Card is what the public card says about the host beyond what the
+	// server derives (interfaces, capabilities, skills).
+	Card CardConfig
+
+	// SelectWorkflow picks the workflow for a new task when more than one
+	// is a candidate: the routed workflows, or through a per-agent routing
+	// value the agent's workflows the caller may start, in the agent's
+	// order (the first is the agent's default). Nil: the skill id named in
+	// message.metadata.skillId, and through an agent the default when the
+	// message names none.
+	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
+
+	// Inventory and Routing serve per-agent cards (OpenWOP RFC 0202 §B,
+	// §C, §D.6, §D.9; interop.md §Per-agent cards). Both or neither.
+	Inventory interop.AgentInventory
+	Routing   *isolation.RoutingKeys
+	// ExtendedCard serves GetExtendedAgentCard for the host card (the
+	// caller's own view). Per-agent cards are served whenever Inventory
+	// and Routing are set.
+	ExtendedCard bool
+
+	// WorkflowTTL is how long a caller's workflows (input schemas, media
+	// types), read with ListWorkflows to judge messages before a run
+	// exists, are cached per authorization context. 0 means one minute,
+	// a negative value reads them for every message.
+	// [Server.InvalidateWorkflows] drops them at once.
+	WorkflowTTL time.Duration
+	// BlockTimeout bounds how long a blocking SendMessage waits for the run
+	// to reach a terminal or interrupted state; 0 means 30s.
+	BlockTimeout time.Duration
+	// MaxBodyBytes bounds request bodies; 0 means 4 MiB. A body is read
+	// only once the caller is authenticated, into memory that grows with
+	// the bytes that arrive, never with the length a client declares.
+	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request body may take to arrive; 0
+	// means 30s, a negative value no limit. A body still
+	// arriving then is refused with HTTP 408 in the binding's shape. The
+	// limit is a read deadline on the connection: it takes the place of
+	// the http.Server's ReadTimeout while the body is read (a shorter
+	// ReadTimeout stays the limit) and is lifted once it is, so a
+	// response, however long, is never cut by it. A ResponseWriter
+	// wrapped by middleware without an Unwrap method cannot take the
+	// deadline; the body is then bounded in size only.
+	BodyTimeout time.Duration
+	// StreamWriteTimeout bounds each write of an event stream
+	// (SendStreamingMessage, SubscribeToTask), a heartbeat included: a
+	// client that stops reading is cut after it, and it replaces the
+	// http.Server's WriteTimeout, which would otherwise end every stream
+	// at that age. 0 means 30s, a negative value no limit.
+	StreamWriteTimeout time.Duration
+	// MaxBatch is the most requests one JSON-RPC batch may hold; 0 means
+	// 32. A bigger batch is refused whole before any of it
+	// runs.
+	MaxBatch int
+	// BatchConcurrency is how many requests of one JSON-RPC batch run at
+	// once; 0 means 4.
+	BatchConcurrency int
+
+	// Logger receives server faults (never secrets); nil discards.
+	Logger *slog.Logger
+	// Now stamps task timestamps; nil means time.Now.
+	Now func() time.Time
 }
 
 // CardConfig is what the public agent card says about the host beyond what
@@ -45,121 +153,36 @@ type CardConfig struct {
 	SecurityRequirements wire.SecurityRequirementsOptions
 }
 
-// Config configures a [Server]. Store, Subjects, Policy, Auditor,
-// JSONRPCURL and Routed are required.
-type Config struct {
-	Store    interop.RunStore
-	Subjects interop.SubjectResolver
-	// Policy is the A2A version policy (negotiate.A2A); its offered
-	// versions are the interfaces' protocolVersion values (OpenWOP interop map, a2a.card).
-	Policy *negotiate.Policy
-	// Auditor receives one negotiation.decided record per request.
-	Auditor *negotiate.Auditor
-	// Map is the interop map; nil means mapping.Builtin().
-	Map *mapping.Map
-
-	Capabilities Capabilities
-
-	// JSONRPCURL is the public URL of the JSON-RPC interface, as clients
-	// reach it. Card URLs come from here, never from the request's Host.
-	JSONRPCURL string
-	// HTTPJSONURL is the public base URL of the HTTP+JSON interface; empty
-	// when that binding is not served.
-	HTTPJSONURL string
-	// AgentCardURL is the public URL of the card (a2a.agentCardUrl).
-	AgentCardURL string
-
-	Card CardConfig
-
-	// Routed are the workflows this interface routes: one skill each on the
-	// public card (OpenWOP interop map, a2a.card). SendMessage without a taskId starts one of
-	// them; with a single routed workflow no selector is needed.
-	Routed []interop.Workflow
-	// SelectWorkflow picks the workflow for a new task when more than one
-	// is a candidate: the routed workflows, or through a per-agent routing
-	// value the agent's workflows the caller may start, in the agent's
-	// order (the first is the agent's default). Nil means: the skill id
-	// named in message.metadata.skillId, and through an agent the default
-	// when the message names none.
-	SelectWorkflow func(msg *wire.Message, candidates []string) (string, error)
-
-	// Inventory and Routing enable per-agent cards (OpenWOP RFC 0202 §B, §C, §D.6, §D.9; interop.md §Per-agent cards). Both or
-	// neither.
-	Inventory interop.AgentInventory
-	Routing   *isolation.RoutingKeys
-	// ExtendedCard, when true, serves GetExtendedAgentCard for the host
-	// card (the caller's own view). Per-agent cards are served whenever
-	// Inventory and Routing are set.
-	ExtendedCard bool
-
-	// WorkflowTTL is how long a caller's workflows (input schemas, media
-	// types), read with ListWorkflows to judge messages before a run
-	// exists, are cached per authorization context; 0 means
-	// DefaultWorkflowTTL, a negative value reads them for every message.
-	// [Server.InvalidateWorkflows] drops them at once.
-	WorkflowTTL time.Duration
-
-	// BlockTimeout bounds how long a blocking SendMessage waits for the run
-	// to reach a terminal or interrupted state; 0 means 30s.
-	BlockTimeout time.Duration
-	// MaxBodyBytes bounds request bodies; 0 means 4 MiB. A body is read
-	// only once the caller is authenticated, into memory that grows with
-	// the bytes that arrive, never with the length a client declares.
-	MaxBodyBytes int64
-	// BodyTimeout bounds how long a request body may take to arrive; 0
-	// means DefaultBodyTimeout, a negative value no limit. A body still
-	// arriving then is refused with HTTP 408 in the binding's shape. The
-	// limit is a read deadline on the connection: it takes the place of
-	// the http.Server's ReadTimeout while the body is read (a shorter
-	// ReadTimeout stays the limit) and is lifted once it is, so a
-	// response, however long, is never cut by it. A
-	// ResponseWriter wrapped by middleware without an Unwrap method cannot
-	// take the deadline; the body is then bounded in size only.
-	BodyTimeout time.Duration
-	// StreamWriteTimeout bounds each write of an event stream
-	// (SendStreamingMessage, SubscribeToTask), a heartbeat included: a
-	// client that stops reading is cut after it, and it replaces the
-	// http.Server's WriteTimeout, which would otherwise end every stream
-	// at that age. 0 means DefaultStreamWriteTimeout, a negative value no
-	// limit.
-	StreamWriteTimeout time.Duration
-	// MaxBatch is the most requests one JSON-RPC batch may hold; 0 means
-	// DefaultMaxBatch. A bigger batch is refused whole before any of it
-	// runs.
-	MaxBatch int
-	// BatchConcurrency is how many requests of one JSON-RPC batch run at
-	// once; 0 means DefaultBatchConcurrency.
-	BatchConcurrency int
-	// Push configures the push-config operations and push delivery
-	// (OpenWOP RFC 0214; webhooks.md §Egress). It is required when Capabilities.PushNotifications
-	// is on and refused when it is off. Events is required in it; Logger
-	// and Now default to this Config's. The server renders push bodies
-	// itself, so a push shows exactly what the task's stream would.
-	Push *push.Options
-	// Logger receives server faults (never secrets); nil discards.
-	Logger *slog.Logger
-	// Now stamps task timestamps; nil means time.Now.
-	Now func() time.Time
-}
-
-// Defaults of the Config limits.
+// Defaults of the Options limits (defaultWorkflowTTL is in workflows.go).
 const (
-	DefaultBodyTimeout        = 30 * time.Second
-	DefaultStreamWriteTimeout = 30 * time.Second
-	DefaultMaxBatch           = 32
-	DefaultBatchConcurrency   = 4
+	defaultBlockTimeout       = 30 * time.Second
+	defaultMaxBodyBytes       = 4 << 20
+	defaultBodyTimeout        = 30 * time.Second
+	defaultStreamWriteTimeout = 30 * time.Second
+	defaultMaxBatch           = 32
+	defaultBatchConcurrency   = 4
 )
+
+// config is what the server runs with: the Deps, and the Options with
+// their defaults applied.
+type config struct {
+	Deps
+	Options
+}
 
 // Server serves A2A 1.0 over a host's RunStore. Build it with [New]; mount
 // its handlers with [Server.JSONRPC], [Server.HTTPJSON] and
 // [Server.AgentCard].
 type Server struct {
-	cfg    Config
-	m      *mapping.Map
-	errs   *errorTable
-	log    *slog.Logger
-	now    func() time.Time
-	routed map[string]interop.Workflow
+	cfg  config
+	m    *mapping.Map
+	errs *errorTable
+	log  *slog.Logger
+	now  func() time.Time
+	// served is what the server serves: the card's capabilities, the
+	// facets that open the operation rows (gate) and [Server.Served] all
+	// read it, so none of them can claim what another does not.
+	served facets.ServedA2A
 	// workflows, inputModes and outputModes judge a message before a run
 	// exists (workflows.go, content.go).
 	workflows               *workflowCache
@@ -172,100 +195,125 @@ type Server struct {
 	startDrain context.CancelFunc
 }
 
-// New validates cfg and returns a server.
-func New(cfg Config) (*Server, error) {
-	var problems []error
-	if cfg.Store == nil {
-		problems = append(problems, errors.New("Store is required"))
-	}
-	if cfg.Subjects == nil {
-		problems = append(problems, errors.New("Subjects is required"))
-	}
-	if cfg.Policy == nil || cfg.Policy.Protocol() != negotiate.A2A {
-		problems = append(problems, errors.New("Policy must be an A2A negotiate.Policy"))
-	}
-	if cfg.Auditor == nil {
-		problems = append(problems, errors.New("Auditor is required"))
-	}
-	for name, u := range map[string]string{"JSONRPCURL": cfg.JSONRPCURL, "HTTPJSONURL": cfg.HTTPJSONURL, "AgentCardURL": cfg.AgentCardURL} {
-		if u == "" && name != "JSONRPCURL" {
-			continue
-		}
-		if p, err := url.Parse(u); err != nil || !p.IsAbs() || (p.Scheme != "https" && p.Scheme != "http") {
-			problems = append(problems, fmt.Errorf("%s %q is not an absolute http(s) URL", name, u))
-		}
-	}
-	if len(cfg.Routed) == 0 {
-		problems = append(problems, errors.New("Routed must name at least one workflow"))
-	}
-	if (cfg.Inventory == nil) != (cfg.Routing == nil) {
-		problems = append(problems, errors.New("Inventory and Routing go together"))
-	}
-	switch {
-	case cfg.Capabilities.PushNotifications && cfg.Push == nil:
-		problems = append(problems, errors.New("Push is required when Capabilities.PushNotifications is on"))
-	case !cfg.Capabilities.PushNotifications && cfg.Push != nil:
-		problems = append(problems, errors.New("Push is set but Capabilities.PushNotifications is off"))
-	}
-	routed := make(map[string]interop.Workflow, len(cfg.Routed))
-	for _, w := range cfg.Routed {
-		if w.ID == "" {
-			problems = append(problems, errors.New("a routed workflow has no ID"))
-		}
-		if _, dup := routed[w.ID]; dup {
-			problems = append(problems, fmt.Errorf("workflow %q routed twice", w.ID))
-		}
-		routed[w.ID] = w
-	}
+// New validates deps and opts and returns a server. Every problem is
+// reported at once.
+func New(deps Deps, opts Options) (*Server, error) {
+	problems := append(deps.problems(), opts.problems()...)
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("a2a: invalid config: %w", errors.Join(problems...))
 	}
-	m := cfg.Map
-	if m == nil {
-		m = mapping.Builtin()
-	}
-	errs, err := newErrorTable(m)
+	errs, err := newErrorTable(deps.Map)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.BlockTimeout <= 0 {
-		cfg.BlockTimeout = 30 * time.Second
+	cfg := config{Deps: deps, Options: opts.withDefaults()}
+	s := &Server{cfg: cfg, m: deps.Map, errs: errs, log: cfg.Logger, now: cfg.Now}
+	s.served = facets.ServedA2A{
+		Versions:          []string{facets.A2AVersion},
+		JSONRPC:           true,
+		HTTPJSON:          cfg.HTTPJSONURL != "",
+		Streaming:         cfg.Streaming,
+		PushNotifications: cfg.Push != nil,
+		DurableTasks:      cfg.DurableTasks,
+		ExtendedCard:      cfg.ExtendedCard || cfg.Inventory != nil,
+		AgentCards:        cfg.Inventory != nil,
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 4 << 20
-	}
-	cfg.BodyTimeout = orDefault(cfg.BodyTimeout, DefaultBodyTimeout)
-	cfg.StreamWriteTimeout = orDefault(cfg.StreamWriteTimeout, DefaultStreamWriteTimeout)
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = DefaultMaxBatch
-	}
-	if cfg.BatchConcurrency <= 0 {
-		cfg.BatchConcurrency = DefaultBatchConcurrency
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	s := &Server{cfg: cfg, m: m, errs: errs, log: log, now: now, routed: routed}
 	s.drain, s.startDrain = context.WithCancel(context.Background())
 	s.initJudging()
 	if cfg.Push != nil {
-		opts := *cfg.Push
-		if opts.Logger == nil {
-			opts.Logger = log
+		p := *cfg.Push
+		if p.Logger == nil {
+			p.Logger = s.log
 		}
-		if opts.Now == nil {
-			opts.Now = now
+		if p.Now == nil {
+			p.Now = s.now
 		}
-		if s.push, err = push.New(cfg.Store, push.ProjectorFunc(s.pushEvents), opts); err != nil {
+		if s.push, err = push.New(cfg.Store, push.ProjectorFunc(s.pushEvents), p); err != nil {
 			return nil, fmt.Errorf("a2a: invalid config: Push: %w", err)
 		}
 	}
 	return s, nil
+}
+
+// problems lists what is missing or wrong in d.
+func (d *Deps) problems() []error {
+	var problems []error
+	required := func(name string, missing bool) {
+		if missing {
+			problems = append(problems, fmt.Errorf("%s is required", name))
+		}
+	}
+	required("Store", d.Store == nil)
+	required("Subjects", d.Subjects == nil)
+	if d.Policy == nil || d.Policy.Protocol() != negotiate.A2A {
+		problems = append(problems, errors.New("Policy must be an A2A negotiate.Policy"))
+	}
+	required("Auditor", d.Auditor == nil)
+	required("Map", d.Map == nil)
+	if !httpURL(d.JSONRPCURL) {
+		problems = append(problems, fmt.Errorf("JSONRPCURL %q is not an absolute http(s) URL", d.JSONRPCURL))
+	}
+	if len(d.Routed) == 0 {
+		problems = append(problems, errors.New("Routed must name at least one workflow"))
+	}
+	var seen []string
+	for _, w := range d.Routed {
+		switch {
+		case w.ID == "":
+			problems = append(problems, errors.New("a routed workflow has no ID"))
+		case slices.Contains(seen, w.ID):
+			problems = append(problems, fmt.Errorf("workflow %q routed twice", w.ID))
+		}
+		seen = append(seen, w.ID)
+	}
+	return problems
+}
+
+// problems lists what is wrong in o.
+func (o *Options) problems() []error {
+	var problems []error
+	if o.HTTPJSONURL != "" && !httpURL(o.HTTPJSONURL) {
+		problems = append(problems, fmt.Errorf("HTTPJSONURL %q is not an absolute http(s) URL", o.HTTPJSONURL))
+	}
+	if o.AgentCardURL != "" && !httpURL(o.AgentCardURL) {
+		problems = append(problems, fmt.Errorf("AgentCardURL %q is not an absolute http(s) URL", o.AgentCardURL))
+	}
+	if (o.Inventory == nil) != (o.Routing == nil) {
+		problems = append(problems, errors.New("Inventory and Routing go together"))
+	}
+	return problems
+}
+
+// httpURL reports whether u is an absolute http(s) URL.
+func httpURL(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && p.IsAbs() && (p.Scheme == "https" || p.Scheme == "http")
+}
+
+// withDefaults is o with every zero limit, Logger and Now replaced by its
+// default.
+func (o Options) withDefaults() Options {
+	if o.BlockTimeout <= 0 {
+		o.BlockTimeout = defaultBlockTimeout
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	o.BodyTimeout = orDefault(o.BodyTimeout, defaultBodyTimeout)
+	o.StreamWriteTimeout = orDefault(o.StreamWriteTimeout, defaultStreamWriteTimeout)
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = defaultMaxBatch
+	}
+	if o.BatchConcurrency <= 0 {
+		o.BatchConcurrency = defaultBatchConcurrency
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
 }
 
 // orDefault reads a duration where 0 means def and a negative value
@@ -278,6 +326,17 @@ func orDefault(d, def time.Duration) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// Served reports what the server serves, for the facet check of the
+// advertisement (a host advertises no a2a facet the server does not back):
+// the A2A version its bindings speak, its bindings, and the facets its
+// Options turned on. Per-agent cards are served with Inventory and
+// Routing, the extended card with them or ExtendedCard, push with Push.
+func (s *Server) Served() facets.ServedA2A {
+	served := s.served
+	served.Versions = slices.Clone(served.Versions)
+	return served
 }
 
 // Start starts push delivery, resuming what its stores hold; call it once

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"reflect"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -67,10 +69,25 @@ type coreEnv struct {
 	release chan struct{} // closes probeGate runs
 }
 
-type coreOption func(*Config)
+// testConfig is the Deps and Options of a test server in one value, so
+// that one option function can set either.
+type testConfig struct {
+	Deps
+	Options
+}
+
+// caps are the facets a test server serves beyond push (Options.Push).
+type caps struct{ Streaming, DurableTasks bool }
+
+func (c *testConfig) setCaps(k caps) { c.Streaming, c.DurableTasks = k.Streaming, k.DurableTasks }
+
+// testConfigOf is the configuration a server runs with.
+func testConfigOf(s *Server) testConfig { return testConfig{Deps: s.cfg.Deps, Options: s.cfg.Options} }
+
+type coreOption func(*testConfig)
 
 func withRouted(ids ...string) coreOption {
-	return func(c *Config) {
+	return func(c *testConfig) {
 		c.Routed = nil
 		for _, id := range ids {
 			c.Routed = append(c.Routed, interop.Workflow{ID: id, Name: id})
@@ -78,11 +95,11 @@ func withRouted(ids ...string) coreOption {
 	}
 }
 
-func withCaps(caps Capabilities) coreOption { return func(c *Config) { c.Capabilities = caps } }
+func withCaps(k caps) coreOption { return func(c *testConfig) { c.setCaps(k) } }
 
-func withBlock(d time.Duration) coreOption { return func(c *Config) { c.BlockTimeout = d } }
+func withBlock(d time.Duration) coreOption { return func(c *testConfig) { c.BlockTimeout = d } }
 
-func withStore(st interop.RunStore) coreOption { return func(c *Config) { c.Store = st } }
+func withStore(st interop.RunStore) coreOption { return func(c *testConfig) { c.Store = st } }
 
 // newCoreEnv builds the environment; Routed defaults to the approval
 // fixture, as the conformance suite expects.
@@ -112,25 +129,58 @@ func newCoreEnv(t testing.TB, opts ...coreOption) *coreEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{
+	cfg := testConfig{Deps: Deps{
 		Store: store,
 		Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{}, interop.ErrUnauthenticated
 		}),
 		Policy:     policy,
 		Auditor:    negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
+		Map:        mapping.Builtin(),
 		JSONRPCURL: "https://agent.example/a2a/jsonrpc",
 		Routed:     []interop.Workflow{coreFixture(t, memstore.FixtureApproval)},
-	}
+	}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := New(cfg)
+	srv, err := New(cfg.Deps, cfg.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env.srv = srv
 	return env
+}
+
+// opened splits a stream into its refusal — the first and only element
+// of a refused stream — and its events, as a binding reads it.
+func opened(seq iter.Seq2[wire.Event, error]) (iter.Seq2[wire.Event, error], error) {
+	next, stop := iter.Pull2(seq)
+	ev, err, ok := next()
+	if ok && ev == nil && err != nil {
+		stop()
+		return nil, err
+	}
+	return func(yield func(wire.Event, error) bool) {
+		defer stop()
+		for ; ok; ev, err, ok = next() {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}, nil
+}
+
+// through runs method with req as a binding does: through its row of the
+// operation table, the gate included.
+func (e *coreEnv) through(ctx context.Context, c *call, method string, req any) (any, iter.Seq2[wire.Event, error], error) {
+	op := lookupMethod([]byte(method))
+	if op == nil {
+		panic("no such method " + method)
+	}
+	return e.srv.invoke(ctx, "test", c, op, new(requests), func(dst any, _ *wire.TaskID) error {
+		reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(req).Elem())
+		return nil
+	})
 }
 
 func coreFixture(t testing.TB, id string) interop.Workflow {

@@ -177,7 +177,7 @@ func TestCoreSendMessageValidation(t *testing.T) {
 }
 
 func TestCoreSendMessageReturnImmediately(t *testing.T) {
-	env := newCoreEnv(t, withRouted(memstore.FixtureCancellable), withCaps(Capabilities{DurableTasks: true}))
+	env := newCoreEnv(t, withRouted(memstore.FixtureCancellable), withCaps(caps{DurableTasks: true}))
 	c := asCaller(coreTenantA, "alice")
 	start := time.Now()
 	task, err := env.srv.sendMessage(coreCtx(t), c, &wire.SendMessageRequest{
@@ -228,7 +228,7 @@ func TestCoreSendMessageWorkflowSelection(t *testing.T) {
 	})
 	t.Run("SelectWorkflow picks", func(t *testing.T) {
 		var offered []string
-		env := newCoreEnv(t, routed, func(c *Config) {
+		env := newCoreEnv(t, routed, func(c *testConfig) {
 			c.SelectWorkflow = func(_ *wire.Message, candidates []string) (string, error) {
 				offered = candidates
 				return memstore.FixtureNoop, nil
@@ -248,7 +248,7 @@ func TestCoreSendMessageWorkflowSelection(t *testing.T) {
 			{errors.New("host text that must not leak"), func(err error) { wantError(t, err, -32602, "message.metadata.skillId") }},
 			{own, func(err error) { sameCoreError(t, "host *Error", err, own) }},
 		} {
-			env := newCoreEnv(t, routed, func(c *Config) {
+			env := newCoreEnv(t, routed, func(c *testConfig) {
 				c.SelectWorkflow = func(*wire.Message, []string) (string, error) { return "", tc.err }
 			})
 			_, err := env.srv.sendMessage(coreCtx(t), asCaller(coreTenantA, "alice"), &wire.SendMessageRequest{Message: withSkill("m-1", "")})
@@ -315,7 +315,7 @@ func TestCoreSendMessageAgentWorkflows(t *testing.T) {
 // agent's order with the default first.
 func TestCoreSendMessageAgentSelectWorkflow(t *testing.T) {
 	var offered []string
-	env := newCoreEnv(t, func(c *Config) {
+	env := newCoreEnv(t, func(c *testConfig) {
 		c.SelectWorkflow = func(_ *wire.Message, candidates []string) (string, error) {
 			offered = candidates
 			return candidates[len(candidates)-1], nil
@@ -445,7 +445,7 @@ func TestCoreTraceFromHeaders(t *testing.T) {
 
 func TestCorePrepareCarriesTraceContext(t *testing.T) {
 	const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	env := newCoreEnv(t, func(c *Config) {
+	env := newCoreEnv(t, func(c *testConfig) {
 		c.Subjects = interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return coreSubject(coreTenantA, "alice"), nil
 		})

@@ -14,7 +14,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop/memstore"
 )
 
-var coreStreaming = withCaps(Capabilities{Streaming: true, DurableTasks: true})
+var coreStreaming = withCaps(caps{Streaming: true, DurableTasks: true})
 
 // collect drains a stream into a compact description per event:
 // "task:STATE", "status:STATE", "artifact:ID[+append][!last]:text".
@@ -82,7 +82,7 @@ func TestStreamMessageOrder(t *testing.T) {
 			m.Metadata = map[string]any{"skillId": tc.skill}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
-			seq, err := env.srv.streamMessage(ctx, c, &wire.SendMessageRequest{Message: m})
+			seq, err := opened(env.srv.sendStreamingMessage(ctx, c, &wire.SendMessageRequest{Message: m}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestStreamMessageOrder(t *testing.T) {
 func TestStreamMessageRefusalsComeBeforeTheStream(t *testing.T) {
 	t.Run("facet off", func(t *testing.T) {
 		env := newCoreEnv(t)
-		_, err := env.srv.streamMessage(coreCtx(t), asCaller(coreTenantA, "alice"), &wire.SendMessageRequest{Message: textMessage("m-1", "go")})
+		_, _, err := env.through(coreCtx(t), asCaller(coreTenantA, "alice"), methodSendStreamingMessage, &wire.SendMessageRequest{Message: textMessage("m-1", "go")})
 		wantRowError(t, env, err, -32004)
 		page, _ := env.store.ListRuns(coreCtx(t), coreSubject(coreTenantA, "alice"), interop.ListRunsQuery{})
 		if page.Total != 0 {
@@ -137,7 +137,7 @@ func TestStreamMessageRefusalsComeBeforeTheStream(t *testing.T) {
 	})
 	t.Run("invalid message", func(t *testing.T) {
 		env := newCoreEnv(t, coreStreaming)
-		_, err := env.srv.streamMessage(coreCtx(t), asCaller(coreTenantA, "alice"), &wire.SendMessageRequest{Message: userMessage("m-1")})
+		_, err := opened(env.srv.sendStreamingMessage(coreCtx(t), asCaller(coreTenantA, "alice"), &wire.SendMessageRequest{Message: userMessage("m-1")}))
 		wantError(t, err, -32602, "message.parts")
 	})
 	t.Run("terminal task", func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestStreamMessageRefusalsComeBeforeTheStream(t *testing.T) {
 		first := env.send(t, c, textMessage("m-1", "go"))
 		m := textMessage("m-2", "more")
 		m.TaskID = first.ID
-		_, err := env.srv.streamMessage(coreCtx(t), c, &wire.SendMessageRequest{Message: m})
+		_, err := opened(env.srv.sendStreamingMessage(coreCtx(t), c, &wire.SendMessageRequest{Message: m}))
 		wantRowError(t, env, err, -32004)
 	})
 }
@@ -156,7 +156,7 @@ func TestStreamMessageRepeatOfSettledTaskIsTaskOnly(t *testing.T) {
 	c := asCaller(coreTenantA, "alice")
 	first := env.send(t, c, textMessage("m-1", "go"))
 	ctx := coreCtx(t)
-	seq, err := env.srv.streamMessage(ctx, c, &wire.SendMessageRequest{Message: textMessage("m-1", "go")})
+	seq, err := opened(env.srv.sendStreamingMessage(ctx, c, &wire.SendMessageRequest{Message: textMessage("m-1", "go")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestStreamMessageResolvesAndFollows(t *testing.T) {
 	c := asCaller(coreTenantA, "alice")
 	first := env.send(t, c, textMessage("m-1", "approve"))
 	ctx := coreCtx(t)
-	seq, err := env.srv.streamMessage(ctx, c, &wire.SendMessageRequest{Message: acceptReply("m-2", first.ID, "accept")})
+	seq, err := opened(env.srv.sendStreamingMessage(ctx, c, &wire.SendMessageRequest{Message: acceptReply("m-2", first.ID, "accept")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestStreamSubscribeFollowsUntilTerminal(t *testing.T) {
 	c := asCaller(coreTenantA, "alice")
 	first := env.send(t, c, textMessage("m-1", "approve"))
 	before := env.run(t, c.subject, first.ID)
-	seq, err := env.srv.subscribe(coreCtx(t), c, &wire.SubscribeToTaskRequest{ID: first.ID})
+	seq, err := opened(env.srv.subscribeToTask(coreCtx(t), c, &wire.SubscribeToTaskRequest{ID: first.ID}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,14 +224,14 @@ func TestStreamSubscribeRefusals(t *testing.T) {
 	m := textMessage("m-1", "go")
 	m.Metadata = map[string]any{"skillId": memstore.FixtureNoop}
 	done := env.send(t, c, m)
-	_, err := env.srv.subscribe(coreCtx(t), c, &wire.SubscribeToTaskRequest{ID: done.ID})
+	_, err := opened(env.srv.subscribeToTask(coreCtx(t), c, &wire.SubscribeToTaskRequest{ID: done.ID}))
 	wantRowError(t, env, err, -32004)
-	_, err = env.srv.subscribe(coreCtx(t), c, &wire.SubscribeToTaskRequest{ID: "acme/fabricatedfabricated0001"})
+	_, err = opened(env.srv.subscribeToTask(coreCtx(t), c, &wire.SubscribeToTaskRequest{ID: "acme/fabricatedfabricated0001"}))
 	wantRowError(t, env, err, -32001)
 
-	for _, caps := range []Capabilities{{}, {Streaming: true}, {DurableTasks: true}} {
-		off := newCoreEnv(t, withCaps(caps))
-		_, err := off.srv.subscribe(coreCtx(t), c, &wire.SubscribeToTaskRequest{ID: "acme/fabricatedfabricated0001"})
+	for _, k := range []caps{{}, {Streaming: true}, {DurableTasks: true}} {
+		off := newCoreEnv(t, withCaps(k))
+		_, _, err := off.through(coreCtx(t), c, methodSubscribeToTask, &wire.SubscribeToTaskRequest{ID: "acme/fabricatedfabricated0001"})
 		wantRowError(t, off, err, -32004)
 	}
 }
@@ -240,7 +240,7 @@ func TestStreamEndsWhenTheClientGoesAway(t *testing.T) {
 	env := newCoreEnv(t, coreStreaming, withRouted(probeGate))
 	c := asCaller(coreTenantA, "alice")
 	ctx, cancel := context.WithCancel(coreCtx(t))
-	seq, err := env.srv.streamMessage(ctx, c, &wire.SendMessageRequest{Message: textMessage("m-1", "go")})
+	seq, err := opened(env.srv.sendStreamingMessage(ctx, c, &wire.SendMessageRequest{Message: textMessage("m-1", "go")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestStreamConsumerMayStopEarly(t *testing.T) {
 	env := newCoreEnv(t, coreStreaming, withRouted(probeChunks))
 	c := asCaller(coreTenantA, "alice")
 	for stopAfter := 1; stopAfter <= 3; stopAfter++ {
-		seq, err := env.srv.streamMessage(coreCtx(t), c, &wire.SendMessageRequest{Message: textMessage(fmt.Sprintf("m-%d", stopAfter), "go")})
+		seq, err := opened(env.srv.sendStreamingMessage(coreCtx(t), c, &wire.SendMessageRequest{Message: textMessage(fmt.Sprintf("m-%d", stopAfter), "go")}))
 		if err != nil {
 			t.Fatal(err)
 		}

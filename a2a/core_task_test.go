@@ -123,7 +123,7 @@ func TestCoreCancelTaskWithdrawsTheInterrupt(t *testing.T) {
 }
 
 func TestCoreIsolation(t *testing.T) {
-	env := newCoreEnv(t, withCaps(Capabilities{Streaming: true, DurableTasks: true}))
+	env := newCoreEnv(t, withCaps(caps{Streaming: true, DurableTasks: true}))
 	alice := asCaller(coreTenantA, "alice")
 	gina := asCaller(coreTenantB, "gina")
 	theirs := env.send(t, alice, textMessage("m-1", "approve"))
@@ -140,9 +140,9 @@ func TestCoreIsolation(t *testing.T) {
 		sameCoreError(t, "CancelTask", err, want)
 		_, err = env.srv.sendMessage(coreCtx(t), gina, &wire.SendMessageRequest{Message: acceptReply("m-x", id, "accept")})
 		sameCoreError(t, "SendMessage", err, want)
-		_, err = env.srv.streamMessage(coreCtx(t), gina, &wire.SendMessageRequest{Message: acceptReply("m-y", id, "accept")})
+		_, err = opened(env.srv.sendStreamingMessage(coreCtx(t), gina, &wire.SendMessageRequest{Message: acceptReply("m-y", id, "accept")}))
 		sameCoreError(t, "SendStreamingMessage", err, want)
-		_, err = env.srv.subscribe(coreCtx(t), gina, &wire.SubscribeToTaskRequest{ID: id})
+		_, err = opened(env.srv.subscribeToTask(coreCtx(t), gina, &wire.SubscribeToTaskRequest{ID: id}))
 		sameCoreError(t, "SubscribeToTask", err, want)
 	}
 	assertRunUnchanged(t, env, alice.subject, before)

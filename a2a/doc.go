@@ -3,17 +3,34 @@
 // 0202, 0208, 0211 and 0214). An A2A Task is the host's run: the server keeps no task
 // state of its own.
 //
-// Build a [Server] with [New] and mount its handlers on the host's mux:
+// Build a [Server] with [New] from its [Deps] — what it cannot run without:
+// the RunStore, the SubjectResolver, the version policy, the auditor, the
+// interop map, the JSON-RPC URL and the routed workflows — and its
+// [Options], each with a documented default; then mount its handlers on
+// the host's mux:
 //
 //	mux.Handle("/.well-known/agent-card.json", srv.AgentCard())
 //	mux.Handle("/a2a", srv.JSONRPC())                                   // required binding
 //	mux.Handle("/a2a/rest/", http.StripPrefix("/a2a/rest", srv.HTTPJSON())) // optional binding
 //
-// (The root package wopinterop does this from one Config.)
+// [Server.Served] reports what the server serves (its bindings and the
+// a2a facets its Options turn on), for the facet check of the host's
+// advertisement; the card's capabilities and the operation gate read the
+// same value. (The root package wopinterop does all this from one Config.)
 //
 // # How a request flows
 //
-// A binding (jsonrpc.go, rest.go) first has prepare (call.go) resolve the
+// The A2A methods are implemented once, behind one internal interface
+// shaped like a2a-go's a2asrv.RequestHandler (operations.go): the decoded
+// a2a-go request in, an a2a-go result or an *Error out, a stream as an
+// iter.Seq2 of events. One table there lists, per method, everything a
+// binding needs: the request's shape, its task id member, its HTTP+JSON
+// route and verbs, how the result is wrapped, whether it streams. Each
+// binding (jsonrpc.go, rest.go) only decodes, calls through that table and
+// encodes; what both need lives apart (body.go, eventstream.go,
+// errordetail.go, status.go).
+//
+// A binding first has prepare (call.go) resolve the
 // Subject, decide the version with the negotiate policy and hand the
 // negotiation.decided record to the auditor as a host event of the
 // caller's tenant — an inbound request never writes to a run's log, so a
@@ -22,9 +39,12 @@
 // for a missing or invalid credential is recorded as refused, reason
 // unauthenticated (with the A2A-Version it named, when well formed), for no
 // tenant, before the 401; an accepted authenticated request records reason
-// ok. gate refuses a row whose `requires` facet is off with the row's error
-// (OpenWOP interop.md §The operation mappings; interop map, a2a.operations); the routing value is read as described under Routing values.
-// The operation (service.go) reads the run under the caller's
+// ok. invoke (operations.go) gates every method once: a row whose
+// `requires` facet is off is refused with the row's error (OpenWOP
+// interop.md §The operation mappings; interop map, a2a.operations). The
+// binding then decodes the request; the operation reads the routing value
+// as described under Routing values. The operation (send.go, tasks.go,
+// pushconfig.go, card.go) reads the run under the caller's
 // Subject — unreadable is unknown (OpenWOP interop.md §Isolation) — applies the multi-turn rules
 // (OpenWOP interop map, a2a.operations; interop.md §A2A multi-turn), judges the message (below) and calls the RunStore;
 // project.go turns the Run into
@@ -55,7 +75,7 @@
 //
 // Through R, a new task runs a workflow routed to the agent that the
 // caller may start: the one message.metadata.skillId names (refused -32602
-// when it is not one of them), else the one Config.SelectWorkflow picks
+// when it is not one of them), else the one Options.SelectWorkflow picks
 // among several, else the agent's default — the first of
 // interop.Agent.Workflows the caller may start. On the host interface a
 // message needs a skillId (or SelectWorkflow) when more than one workflow
@@ -115,7 +135,7 @@
 //
 // A message is judged against the caller's own view of the workflow it
 // starts or continues — RunStore.ListWorkflows under the caller's Subject,
-// cached per authorization context for Config.WorkflowTTL (a workflow
+// cached per authorization context for Options.WorkflowTTL (a workflow
 // missing from the cached set is read again before a refusal;
 // [Server.InvalidateWorkflows] drops a tenant's at once) — before anything
 // is written (workflows.go, content.go):
@@ -144,18 +164,24 @@
 // # Errors
 //
 // Operations return *Error values built from the interop map's error table
-// (errors.go; OpenWOP interop map, a2a.errors). Each binding turns them into wire bytes in exactly one
-// function: JSON-RPC errors carry data as an array with one
+// (errors.go; OpenWOP interop map, a2a.errors). Each binding turns them
+// into wire bytes in exactly one function (appendRPCError,
+// jsonrpc_codec.go; appendStatus, status.go) around one encoding of the
+// details (errordetail.go; the ErrorInfo type URL is a2a-go's
+// errordetails.ErrorInfoType): JSON-RPC errors carry data as an array with one
 // google.rpc.ErrorInfo (OpenWOP RFC 0211 §A), HTTP+JSON errors are google.rpc.Status (OpenWOP RFC 0211 §B),
 // and every refusal on an interface URL — authentication, oversize,
 // malformed JSON, unknown method, wrong verb — is in the binding's shape,
 // never the OpenWOP envelope (OpenWOP RFC 0211 §C). Not-found answers are byte-identical for
-// unknown and unreadable tasks (OpenWOP RFC 0211 §D). [WriteJSONRPCError] and
-// [WriteHTTPJSONError] let host middleware refuse in the same shapes.
+// unknown and unreadable tasks (OpenWOP RFC 0211 §D). [NewError] builds a
+// host middleware's own refusal (a rate limit, a maintenance window) from
+// an HTTP status, a reason and a message; [WriteJSONRPCError] and
+// [WriteHTTPJSONError] write it, or an authentication or size refusal, in
+// the same shapes.
 //
 // # Push notifications
 //
-// With Capabilities.PushNotifications and Config.Push, the four push-config
+// With Options.Push (the a2a.pushNotifications facet), the four push-config
 // rows run over a push.Service (pushconfig.go; OpenWOP RFC 0214): the task is
 // read under the caller's Subject first, so an unreadable task and another
 // task's config id answer -32001 byte for byte like unknown ones; the URL
@@ -184,17 +210,17 @@
 // not accept (401, 403, a drain's 503) is answered at once — on JSON-RPC
 // with id null, the body unread. Bodies are read through internal/httpbody
 // into pooled buffers whose memory follows the bytes received, never the
-// Content-Length a client declares, within Config.MaxBodyBytes (413) and
-// Config.BodyTimeout (default 30 s; HTTP 408, JSON-RPC -32600, HTTP+JSON
+// Content-Length a client declares, within Options.MaxBodyBytes (413) and
+// Options.BodyTimeout (default 30 s; HTTP 408, JSON-RPC -32600, HTTP+JSON
 // DEADLINE_EXCEEDED); a buffer grown past httpbody.MaxPooled is not pooled
 // again. Streams outlive the http.Server's timeouts: each event and
-// heartbeat write has its own deadline, Config.StreamWriteTimeout (default
+// heartbeat write has its own deadline, Options.StreamWriteTimeout (default
 // 30 s), which replaces WriteTimeout and cuts a client that stops reading.
 //
-// A JSON-RPC batch holds at most Config.MaxBatch requests (default 32;
+// A JSON-RPC batch holds at most Options.MaxBatch requests (default 32;
 // a bigger one is refused whole, -32600 with ErrorInfo metadata
 // maxBatchSize, before any of it runs); its requests run
-// Config.BatchConcurrency at a time (default 4) and every blocking
+// Options.BatchConcurrency at a time (default 4) and every blocking
 // SendMessage among them stops waiting at one deadline, BlockTimeout after
 // the batch began. A notification (no id) is never executed and never
 // answered (JSON-RPC 2.0 §4.1): every A2A method changes state the client

@@ -33,7 +33,7 @@ type drainEnv struct {
 
 func newDrainEnv(t *testing.T) *drainEnv {
 	t.Helper()
-	e := newRESTEnv(t, func(c *Config) {
+	e := newRESTEnv(t, func(c *testConfig) {
 		c.Routed = append(c.Routed, interop.Workflow{ID: memstore.FixtureCancellable, Name: "Cancellable"})
 		c.BlockTimeout = time.Minute
 	})

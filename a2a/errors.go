@@ -1,11 +1,14 @@
 package a2a
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 )
 
@@ -13,7 +16,11 @@ import (
 // the gRPC status name and HTTP status of its row, the ErrorInfo reason, a
 // short safe message and ErrorInfo metadata. Nothing below the bindings
 // writes HTTP; the bindings turn an *Error into bytes in exactly one
-// function each (appendRPCError in jsonrpc.go, writeStatus in rest.go).
+// function each (appendRPCError in jsonrpc_codec.go, appendStatus in
+// status.go), around the one encoding of its details (errordetail.go).
+//
+// Host middleware builds one with [NewError] and writes it with
+// [WriteJSONRPCError] or [WriteHTTPJSONError].
 //
 // Messages are fixed strings chosen here, never an error chain, a peer body
 // or a credential (OpenWOP interop map, a2a.fields).
@@ -38,6 +45,69 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
+
+// NewError returns the error host middleware answers with, in front of the
+// handlers, in the binding's own shape (OpenWOP RFC 0211 §C): a rate
+// limit (429), a maintenance window (503), a refusal of its own (403).
+// reason is the ErrorInfo reason (UPPER_SNAKE_CASE, e.g. RATE_LIMITED) and
+// message a short text safe to show; an empty message is the status text.
+//
+// The rest follows from httpStatus. The gRPC status name is the one
+// google.rpc.Code maps onto it (400 INVALID_ARGUMENT, 401
+// UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 NOT_FOUND, 408 and 504
+// DEADLINE_EXCEEDED, 409 ABORTED, 413 INVALID_ARGUMENT, 429
+// RESOURCE_EXHAUSTED, 499 CANCELLED, 500 INTERNAL, 501 UNIMPLEMENTED, 503
+// UNAVAILABLE; UNKNOWN otherwise). The JSON-RPC code is the one the
+// library itself answers such a refusal with: -31401 for 401, -31403 for
+// 403, -32600 for 400, 408 and 413, -32603 for 500, and -32000, JSON-RPC
+// 2.0's implementation-defined server error (§5.1), for the rest. A
+// status outside 400–599 is 500. On JSON-RPC, 401, 403, 408, 413, 429 and
+// 503 keep their HTTP status and every other code travels with 200, as
+// the binding's own refusals do. Set Metadata for ErrorInfo.metadata
+// (e.g. the retry delay).
+//
+// a2a-go's HTTP+JSON client reads such an error by its reason (an A2A
+// reason it knows, such as UNAUTHENTICATED, becomes that error; any other
+// its ErrInternalError); its JSON-RPC client reads a 200 response by its
+// code and any other status as a transport error.
+func NewError(httpStatus int, reason, message string) *Error {
+	if httpStatus < 400 || httpStatus > 599 {
+		httpStatus = http.StatusInternalServerError
+	}
+	if message == "" {
+		message = http.StatusText(httpStatus)
+	}
+	grpc, code := hostCodes(httpStatus)
+	return &Error{Code: code, GRPC: grpc, HTTP: httpStatus, Reason: reason, Message: message}
+}
+
+// grpcNames are the google.rpc.Code names by their HTTP mapping
+// (google/rpc/code.proto), with 408 and 413 as the bindings answer them.
+var grpcNames = map[int]string{
+	400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+	408: "DEADLINE_EXCEEDED", 409: "ABORTED", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED",
+	499: "CANCELLED", 500: "INTERNAL", 501: "UNIMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+}
+
+// hostCodes are the gRPC status name and the JSON-RPC code of a host
+// refusal with HTTP status.
+func hostCodes(status int) (grpc string, code int) {
+	grpc, ok := grpcNames[status]
+	if !ok {
+		grpc = "UNKNOWN"
+	}
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge:
+		return grpc, codeInvalidRequest
+	case http.StatusUnauthorized:
+		return grpc, codeUnauthenticated
+	case http.StatusForbidden:
+		return grpc, codeForbidden
+	case http.StatusInternalServerError:
+		return grpc, codeInternal
+	}
+	return grpc, codeServerError
+}
 
 // JSON-RPC codes outside the interop map's A2A error table.
 const (
@@ -146,7 +216,7 @@ func payloadTooLarge() *Error {
 }
 
 // bodyTooSlow refuses a body that did not arrive within
-// Config.BodyTimeout: HTTP 408 on both bindings.
+// Options.BodyTimeout: HTTP 408 on both bindings.
 func bodyTooSlow() *Error {
 	return &Error{Code: codeInvalidRequest, GRPC: "DEADLINE_EXCEEDED", HTTP: http.StatusRequestTimeout, Reason: "INVALID_REQUEST", Message: "request body not received in time"}
 }
@@ -159,6 +229,39 @@ func batchTooLarge(max int) *Error {
 	return e
 }
 
+// routeNotFound answers an HTTP+JSON path that is no A2A operation.
+func routeNotFound() *Error {
+	return &Error{Code: codeMethodNotFound, GRPC: "NOT_FOUND", HTTP: http.StatusNotFound, Reason: "METHOD_NOT_FOUND", Message: "no A2A operation at this path"}
+}
+
+// methodNotAllowed answers a known path with the wrong HTTP verb.
+func methodNotAllowed() *Error {
+	return &Error{Code: codeMethodNotFound, GRPC: "UNIMPLEMENTED", HTTP: http.StatusMethodNotAllowed, Reason: "METHOD_NOT_FOUND", Message: "HTTP method not allowed on this path"}
+}
+
+// unknownTenant is the refusal of a routing value outside the caller's
+// inventory where no task is addressed.
+func (t *errorTable) unknownTenant() *Error {
+	return t.invalidParams("tenant", "tenant is not a routing value of this host")
+}
+
+// bodyError is the refusal of a body httpbody.Read did not deliver:
+// incomplete is the binding's answer to a body the client stopped
+// sending.
+func bodyError(err error, incomplete *Error) *Error {
+	switch {
+	case errors.Is(err, httpbody.ErrTooLarge):
+		return payloadTooLarge()
+	case errors.Is(err, httpbody.ErrTooSlow):
+		return bodyTooSlow()
+	}
+	return incomplete
+}
+
+// errNoResult reports an operation that returned neither a result nor an
+// error, or a stream that ended before its first event: a server fault.
+var errNoResult = errors.New("a2a: operation returned no result")
+
 // asError turns any error reaching a binding into an *Error. An *Error
 // passes through; everything else is an internal error whose text never
 // reaches the wire (the binding logs it).
@@ -168,4 +271,45 @@ func asError(err error) *Error {
 		return e
 	}
 	return internalError()
+}
+
+// edgeErrorOf maps the errors host middleware may hold onto *Error
+// ([WriteJSONRPCError], [WriteHTTPJSONError]).
+func edgeErrorOf(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, interop.ErrUnauthenticated):
+		return unauthenticated()
+	case errors.Is(err, interop.ErrForbidden):
+		return forbidden()
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return payloadTooLarge()
+	}
+	return internalError()
+}
+
+// fault answers a server fault: logged with msg and args, answered as an
+// internal error whose text never reaches the wire. A request whose caller
+// went away returns the context's error instead, logged as nothing.
+func (s *Server) fault(ctx context.Context, msg string, args ...any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.log.ErrorContext(ctx, msg, args...)
+	return internalError()
+}
+
+// failure turns an operation's error into the *Error a binding sends,
+// logging what never reaches the wire: an error that is not an *Error is a
+// server fault, logged with the method and answered -32603 (HTTP+JSON 500
+// INTERNAL). A request whose client went away is not logged as a fault.
+func (s *Server) failure(ctx context.Context, method string, err error) *Error {
+	e := asError(err)
+	if e.Code == codeInternal && !errors.As(err, new(*Error)) && ctx.Err() == nil {
+		s.log.ErrorContext(ctx, "a2a: operation failed", "method", method, "error", err)
+	}
+	return e
 }

@@ -52,7 +52,7 @@ func exactProbe(t testing.TB, store *memstore.Store) *coreRecorder {
 	return rec
 }
 
-func routeExact(c *Config) {
+func routeExact(c *testConfig) {
 	c.Routed = append(c.Routed, interop.Workflow{ID: probeExact, Name: "Exact"})
 }
 
@@ -207,7 +207,7 @@ func TestKeepDataBytesFollowsEncodingJSON(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := new(wire.SendMessageRequest)
-			if err := s.rpcParams([]byte(tc.params), shapeSendMessageRequest, req); err != nil {
+			if err := s.decodeParams([]byte(tc.params), shapeSendMessageRequest, req); err != nil {
 				t.Fatal(err)
 			}
 			if len(req.Message.Parts) != len(tc.want) {
@@ -232,7 +232,7 @@ func TestKeepDataBytesFollowsEncodingJSON(t *testing.T) {
 	// change them.
 	params := []byte(`{"message":{"parts":[{"data":[1]}]}}`)
 	req := new(wire.SendMessageRequest)
-	if err := s.rpcParams(params, shapeSendMessageRequest, req); err != nil {
+	if err := s.decodeParams(params, shapeSendMessageRequest, req); err != nil {
 		t.Fatal(err)
 	}
 	copy(params, bytes.Repeat([]byte("x"), len(params)))
@@ -247,7 +247,7 @@ func TestKeepDataBytesFollowsEncodingJSON(t *testing.T) {
 // those, and a run with no output or not completed shows none.
 func TestOutputArtifact(t *testing.T) {
 	env := newCoreEnv(t, withRouted(memstore.FixtureDelay, memstore.FixtureNoop, memstore.FixtureFailure, probeGate),
-		withCaps(Capabilities{Streaming: true, DurableTasks: true}))
+		withCaps(caps{Streaming: true, DurableTasks: true}))
 	c := asCaller(coreTenantA, "alice")
 	ctx := coreCtx(t)
 	skill := func(id, msgID string) *wire.Message {
@@ -297,7 +297,7 @@ func TestOutputArtifact(t *testing.T) {
 
 	// Streamed: the output's artifactUpdate goes just before the terminal
 	// statusUpdate; the push bodies of the completion say the same.
-	seq, err := env.srv.streamMessage(ctx, c, &wire.SendMessageRequest{Message: skill(probeGate, "m-gate")})
+	seq, err := opened(env.srv.sendStreamingMessage(ctx, c, &wire.SendMessageRequest{Message: skill(probeGate, "m-gate")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestDataPartsAreNotDecoded(t *testing.T) {
 	allocs := testing.AllocsPerRun(20, func() {
 		copy(buf, params)
 		req := new(wire.SendMessageRequest)
-		if err := s.rpcParams(buf, shapeSendMessageRequest, req); err != nil {
+		if err := s.decodeParams(buf, shapeSendMessageRequest, req); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -28,6 +28,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -61,7 +62,7 @@ type hardEnv struct {
 	hold   chan struct{}
 }
 
-type hardOption func(*Config)
+type hardOption func(*testConfig)
 
 func newHardEnv(t testing.TB, opts ...hardOption) *hardEnv {
 	t.Helper()
@@ -115,31 +116,37 @@ func newHardEnv(t testing.TB, opts ...hardOption) *hardEnv {
 	for _, id := range []string{memstore.FixtureNoop, memstore.FixtureApproval, probeHold, probeFlood} {
 		routed = append(routed, interop.Workflow{ID: id, Name: id})
 	}
-	cfg := Config{
-		Store: store,
-		Subjects: interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
-			if r.Header.Get("Authorization") == "Bearer "+hardKeyPanic {
-				panic(hardSecret)
-			}
-			return restBearerSubject(r)
-		}),
-		Policy:       policy,
-		Auditor:      negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
-		Capabilities: Capabilities{Streaming: true, DurableTasks: true},
-		JSONRPCURL:   restEnvJSONRPCURL,
-		HTTPJSONURL:  restEnvHTTPJSONURL,
-		AgentCardURL: restEnvCardURL,
-		Card:         CardConfig{Name: "Hardening host", Description: "A host for the hardening tests."},
-		Routed:       routed,
-		Inventory:    store,
-		Routing:      routing,
-		BlockTimeout: 5 * time.Second,
-		Logger:       slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	cfg := testConfig{
+		Deps: Deps{
+			Store: store,
+			Subjects: interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
+				if r.Header.Get("Authorization") == "Bearer "+hardKeyPanic {
+					panic(hardSecret)
+				}
+				return restBearerSubject(r)
+			}),
+			Policy:     policy,
+			Auditor:    negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
+			Map:        mapping.Builtin(),
+			JSONRPCURL: restEnvJSONRPCURL,
+			Routed:     routed,
+		},
+		Options: Options{
+			Streaming:    true,
+			DurableTasks: true,
+			HTTPJSONURL:  restEnvHTTPJSONURL,
+			AgentCardURL: restEnvCardURL,
+			Card:         CardConfig{Name: "Hardening host", Description: "A host for the hardening tests."},
+			Inventory:    store,
+			Routing:      routing,
+			BlockTimeout: 5 * time.Second,
+			Logger:       slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		},
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := New(cfg)
+	srv, err := New(cfg.Deps, cfg.Options)
 	if err != nil {
 		t.Fatal(err)
 	}

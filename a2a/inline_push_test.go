@@ -38,7 +38,7 @@ func (brokenConfigs) List(context.Context, string) ([]push.Record, error) {
 // withPushStores replaces the push vault, config store and per-task limit
 // (after withPush).
 func withPushStores(vault push.Vault, configs push.ConfigStore, maxPerTask int) rpcOption {
-	return func(c *Config) {
+	return func(c *testConfig) {
 		opts := *c.Push
 		opts.Vault, opts.Configs, opts.MaxConfigsPerTask = vault, configs, maxPerTask
 		c.Push = &opts
@@ -130,7 +130,7 @@ func TestInlinePushReleasedWhenTheWriteFails(t *testing.T) {
 	rc := newPushReceiver(t)
 	vault := push.NewMemoryVault()
 	e := newRPCEnv(t, withPush(t, newPushSetup(), rc.srv.URL), withPushStores(vault, nil, 1),
-		func(c *Config) { c.Store = refusingResolver{c.Store} })
+		func(c *testConfig) { c.Store = refusingResolver{c.Store} })
 	startPush(t, e)
 	open := rpcTask(t, e.do(t, acme(rpcBody(1, methodSendMessage, map[string]any{"message": rpcMessage("m-open", memstore.FixtureApproval, "x")}))), true)
 	res := e.do(t, acme(inlineSend(acceptMessage("m-accept", string(open.ID)), rc.srv.URL+"/accept")))

@@ -16,7 +16,7 @@ import (
 // is wrong; nothing is created. With a working inventory a value that
 // resolves to no agent keeps its never-minted answer.
 func TestInventoryOutageIsAServerFault(t *testing.T) {
-	down := newHardEnv(t, func(c *Config) { c.Inventory = failInventory{} })
+	down := newHardEnv(t, func(c *testConfig) { c.Inventory = failInventory{} })
 	up := newHardEnv(t)
 	downSrv, upSrv := down.serve(t, nil, nil, nil), up.serve(t, nil, nil, nil)
 	neverMinted := strings.Repeat("A", 24)

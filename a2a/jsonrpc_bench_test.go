@@ -80,7 +80,7 @@ func newBenchEnv(b *testing.B) *rpcEnv {
 	auditor := negotiate.NewAuditor(discardSink{}, negotiate.AuditorOptions{})
 	auditor.Start()
 	b.Cleanup(func() { _ = auditor.Close(context.Background()) })
-	return newRPCEnv(b, func(c *Config) { c.Auditor = auditor })
+	return newRPCEnv(b, func(c *testConfig) { c.Auditor = auditor })
 }
 
 type discardSink struct{}

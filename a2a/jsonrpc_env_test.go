@@ -19,10 +19,12 @@ import (
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -67,9 +69,9 @@ type rpcEnv struct {
 	agentR map[string]string
 }
 
-type rpcOption func(*Config)
+type rpcOption func(*testConfig)
 
-func rpcCaps(c Capabilities) rpcOption { return func(cfg *Config) { cfg.Capabilities = c } }
+func rpcCaps(c caps) rpcOption { return func(cfg *testConfig) { cfg.setCaps(c) } }
 
 func newRPCEnv(t testing.TB, opts ...rpcOption) *rpcEnv {
 	t.Helper()
@@ -120,41 +122,47 @@ func newRPCEnv(t testing.TB, opts ...rpcOption) *rpcEnv {
 		}
 	}
 	slices.SortFunc(routed, func(a, b interop.Workflow) int { return strings.Compare(a.ID, b.ID) })
-	cfg := Config{
-		Store: store,
-		Subjects: interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
-			key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if ok && key == rpcKeyDenied {
-				return interop.Subject{}, interop.ErrForbidden
-			}
-			sub, known := subjects[key]
-			if !ok || !known {
-				return interop.Subject{}, interop.ErrUnauthenticated
-			}
-			return sub, nil
-		}),
-		Policy:       policy,
-		Auditor:      negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
-		Capabilities: Capabilities{Streaming: true, DurableTasks: true},
-		JSONRPCURL:   rpcPublicURL,
-		Card: CardConfig{
-			Name: "RPC test host", Description: "A host for the JSON-RPC binding tests.", Version: "1.2.3",
-			SecuritySchemes: wire.NamedSecuritySchemes{
-				"bearer": wire.HTTPAuthSecurityScheme{Scheme: "Bearer"},
-			},
-			SecurityRequirements: wire.SecurityRequirementsOptions{{"bearer": {}}},
+	cfg := testConfig{
+		Deps: Deps{
+			Store: store,
+			Subjects: interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
+				key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+				if ok && key == rpcKeyDenied {
+					return interop.Subject{}, interop.ErrForbidden
+				}
+				sub, known := subjects[key]
+				if !ok || !known {
+					return interop.Subject{}, interop.ErrUnauthenticated
+				}
+				return sub, nil
+			}),
+			Policy:     policy,
+			Auditor:    negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
+			Map:        mapping.Builtin(),
+			JSONRPCURL: rpcPublicURL,
+			Routed:     routed,
 		},
-		Routed:       routed,
-		Inventory:    store,
-		Routing:      routing,
-		BlockTimeout: 5 * time.Second,
-		MaxBodyBytes: rpcMaxBody,
-		Now:          func() time.Time { return rpcClock },
+		Options: Options{
+			Streaming:    true,
+			DurableTasks: true,
+			Card: CardConfig{
+				Name: "RPC test host", Description: "A host for the JSON-RPC binding tests.", Version: "1.2.3",
+				SecuritySchemes: wire.NamedSecuritySchemes{
+					"bearer": wire.HTTPAuthSecurityScheme{Scheme: "Bearer"},
+				},
+				SecurityRequirements: wire.SecurityRequirementsOptions{{"bearer": {}}},
+			},
+			Inventory:    store,
+			Routing:      routing,
+			BlockTimeout: 5 * time.Second,
+			MaxBodyBytes: rpcMaxBody,
+			Now:          func() time.Time { return rpcClock },
+		},
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := New(cfg)
+	srv, err := New(cfg.Deps, cfg.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +301,7 @@ func wantRPCError(t testing.TB, res rpcReply, status, code int, reason string) r
 			t.Fatalf("data has %d elements, want exactly one ErrorInfo: %s", len(out.Error.Data), res.body)
 		}
 		d := out.Error.Data[0]
-		if d["@type"] != rpcErrorInfoType || d["reason"] != reason || d["domain"] != "a2a-protocol.org" {
+		if d["@type"] != errordetails.ErrorInfoType || d["reason"] != reason || d["domain"] != "a2a-protocol.org" {
 			t.Fatalf("ErrorInfo %v, want reason %s in domain a2a-protocol.org", d, reason)
 		}
 		if md, ok := d["metadata"].(map[string]any); ok {

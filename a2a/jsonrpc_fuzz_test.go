@@ -32,7 +32,7 @@ func FuzzJSONRPCRequest(f *testing.F) {
 		rpcBody(nil, methodListTasks, nil),
 		`[` + rpcBody(1, methodListTasks, nil) + `,` + rpcBody(nil, methodGetTask, map[string]any{"id": "x"}) + `,1,[]]`,
 		rpcBody(nil, methodSendMessage, map[string]any{"message": rpcMessage("m-f5", "conformance-noop", "x")}),
-		"[" + strings.Repeat(rpcBody(1, methodGetTask, map[string]any{"id": "x"})+",", DefaultMaxBatch) + "1]",
+		"[" + strings.Repeat(rpcBody(1, methodGetTask, map[string]any{"id": "x"})+",", defaultMaxBatch) + "1]",
 		`[]`, `{}`, `null`, `"x"`, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{`,
 		`{"jsonrpc":"2.0","id":1,"Method":"GetTask"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageID":"m","parts":[{"Text":"x"}]}}}`,
@@ -44,7 +44,7 @@ func FuzzJSONRPCRequest(f *testing.F) {
 	}
 	f.Add([]byte(seeds[0]), false)
 
-	e := newRPCEnv(f, func(c *Config) { c.BlockTimeout = 200 * time.Millisecond })
+	e := newRPCEnv(f, func(c *testConfig) { c.BlockTimeout = 200 * time.Millisecond })
 	f.Fuzz(func(t *testing.T, body []byte, authenticated bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

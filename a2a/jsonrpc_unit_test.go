@@ -64,8 +64,8 @@ func TestParseEnvelope(t *testing.T) {
 			if bad != nil {
 				t.Fatalf("refused: %+v", bad)
 			}
-			if q.method != tc.method || string(q.params) != tc.params {
-				t.Fatalf("method %q params %q, want %q %q", q.method, q.params, tc.method, tc.params)
+			if q.method() != tc.method || string(q.params) != tc.params {
+				t.Fatalf("method %q params %q, want %q %q", q.method(), q.params, tc.method, tc.params)
 			}
 		})
 	}

@@ -257,7 +257,7 @@ func TestRPCGoldenSuccess(t *testing.T) {
 		},
 		{
 			name: "get_extended_agent_card_host",
-			opts: []rpcOption{func(c *Config) { c.ExtendedCard = true }},
+			opts: []rpcOption{func(c *testConfig) { c.ExtendedCard = true }},
 			call: func(map[string]string) rpcCall {
 				return acme(`{"jsonrpc":"2.0","id":7,"method":"GetExtendedAgentCard"}`)
 			},
@@ -274,7 +274,7 @@ func TestRPCGoldenSuccess(t *testing.T) {
 // TestRPCGoldenErrors records every error row and every refusal before
 // dispatch.
 func TestRPCGoldenErrors(t *testing.T) {
-	off := rpcCaps(Capabilities{})
+	off := rpcCaps(caps{})
 	big := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + strings.Repeat("x", rpcMaxBody) + `"}}`
 	runRPCGolden(t, []rpcGoldenCase{
 		// -32001
@@ -583,7 +583,7 @@ func TestRPCStreamEndsWhenClientLeaves(t *testing.T) {
 // and never sent.
 func TestRPCSSEErrorMidStream(t *testing.T) {
 	var logs bytes.Buffer
-	e := newRPCEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	e := newRPCEnv(t, func(c *testConfig) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	h := e.handler.(*rpcHandler)
 	boom := errors.New("store exploded: secret detail")
 	seq := func(yield func(wire.Event, error) bool) {
@@ -594,8 +594,7 @@ func TestRPCSSEErrorMidStream(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodPost, rpcPath, nil)
-	b := newRPCBuffers()
-	h.stream(rec, r, b, &rpcRequest{id: []byte(`7`), method: methodSubscribeToTask}, seq)
+	e.srv.writeEvents(r.Context(), rec, "JSON-RPC stream", methodSubscribeToTask, seq, &rpcFrames{s: e.srv, b: h.bufs.get(nil), id: []byte(`7`)})
 	want := "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"task\":{\"id\":\"acme/AAAAAAAAAAAAAAAAAAAAAAAAAA\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"internal error\",\"data\":[{\"@type\":\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"INTERNAL_ERROR\",\"domain\":\"a2a-protocol.org\"}]}}\n\n"
 	if got := rec.Body.String(); got != want {

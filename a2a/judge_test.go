@@ -187,7 +187,7 @@ func TestWorkflowCache(t *testing.T) {
 	clock := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	env, vs := newViewEnv(t, func(c *Config) { c.Now = now })
+	env, vs := newViewEnv(t, func(c *testConfig) { c.Now = now })
 	ctx := coreCtx(t)
 	alice, bob := asCaller(coreTenantA, "alice"), asCaller(coreTenantA, "bob")
 	send := func(c *call, id string, n any) error {
@@ -234,7 +234,7 @@ func TestWorkflowCache(t *testing.T) {
 	// ...or once the TTL has passed.
 	vs.show(coreTenantA, interop.Workflow{ID: probeLenient, InputSchema: json.RawMessage(schemaIntN)})
 	mu.Lock()
-	clock = clock.Add(DefaultWorkflowTTL)
+	clock = clock.Add(defaultWorkflowTTL)
 	mu.Unlock()
 	if err := send(alice, "m-e", 1); err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestWorkflowCache(t *testing.T) {
 	wantLists(7)
 
 	// A negative TTL reads the store for every message.
-	env2, vs2 := newViewEnv(t, func(c *Config) { c.WorkflowTTL = -1 })
+	env2, vs2 := newViewEnv(t, func(c *testConfig) { c.WorkflowTTL = -1 })
 	for i := range 2 {
 		if _, err := env2.srv.sendMessage(ctx, alice, &wire.SendMessageRequest{Message: dataMessage("m-n"+string(rune('0'+i)), map[string]any{"n": 1})}); err != nil {
 			t.Fatal(err)
@@ -385,7 +385,7 @@ func TestContentTypes(t *testing.T) {
 	}
 
 	// The card's defaults apply to a workflow that names no modes.
-	env2 := newModesEnv(t, func(cfg *Config) { cfg.Card.DefaultInputModes = []string{"application/json"} })
+	env2 := newModesEnv(t, func(cfg *testConfig) { cfg.Card.DefaultInputModes = []string{"application/json"} })
 	m := textMessage("m-text", "hi")
 	m.Metadata = map[string]any{"skillId": memstore.FixtureApproval}
 	_, err = env2.srv.sendMessage(ctx, c, &wire.SendMessageRequest{Message: m})
@@ -457,7 +457,7 @@ func TestParseMediaRange(t *testing.T) {
 
 // TestJudgeGolden pins the refusals on both bindings: the whole body.
 func TestJudgeGolden(t *testing.T) {
-	withDelay := func(c *Config) {
+	withDelay := func(c *testConfig) {
 		c.Routed = append(c.Routed, interop.Workflow{ID: memstore.FixtureDelay, Name: "delay"})
 	}
 	const (
@@ -480,7 +480,7 @@ func TestJudgeGolden(t *testing.T) {
 			c := acme(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + tc.params + `}`)
 			res := e.do(t, c)
 			out := wantRPCError(t, res, 200, tc.code, tc.reason)
-			if tc.code == -32602 && (len(out.Error.Data) != 1 || out.Error.Data[0]["@type"] != rpcBadRequestType ||
+			if tc.code == -32602 && (len(out.Error.Data) != 1 || out.Error.Data[0]["@type"] != badRequestType ||
 				!strings.Contains(string(res.body), `"field":"message.parts[1].data/delayMs"`)) {
 				t.Errorf("%s: want a BadRequest naming the value: %s", tc.name, res.body)
 			}
@@ -492,7 +492,7 @@ func TestJudgeGolden(t *testing.T) {
 		}
 	})
 	t.Run("HTTP+JSON", func(t *testing.T) {
-		e := newRESTEnv(t, withDelay, func(c *Config) {
+		e := newRESTEnv(t, withDelay, func(c *testConfig) {
 			c.Routed = append(c.Routed, interop.Workflow{ID: memstore.FixtureNoop, Name: "noop"})
 		})
 		for _, tc := range []struct {
@@ -525,7 +525,7 @@ func TestJudgeGolden(t *testing.T) {
 // TestCardSkillModes: a skill advertises its workflow's media types; a
 // workflow without them leaves the card's defaults to speak.
 func TestCardSkillModes(t *testing.T) {
-	e := newRESTEnv(t, func(c *Config) {
+	e := newRESTEnv(t, func(c *testConfig) {
 		c.Routed = append(c.Routed, interop.Workflow{
 			ID: "probe-modes", Name: "Modes", Description: "Takes images, answers in JSON.",
 			InputModes: []string{"image/png", "image/*"}, OutputModes: []string{"application/json"},

@@ -47,7 +47,7 @@ func (r *sinkRecorder) mark() int {
 // recordingEnv is a restEnv whose auditor publishes through a recorder.
 func recordingEnv(t testing.TB) (*restEnv, *sinkRecorder) {
 	var rec *sinkRecorder
-	e := newRESTEnv(t, func(c *Config) {
+	e := newRESTEnv(t, func(c *testConfig) {
 		rec = &sinkRecorder{EventSink: c.Store.(interop.EventSink)}
 		c.Auditor = negotiate.NewAuditor(rec, negotiate.AuditorOptions{Synchronous: true})
 	})

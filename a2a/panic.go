@@ -49,15 +49,19 @@ func (s *Server) logPanic(ctx context.Context, where, method string, p any) {
 // into the internal error in *errp, logged once. http.ErrAbortHandler is
 // net/http's own way to abort a response and is passed on.
 func (s *Server) recoverInto(ctx context.Context, where, method string, errp *error) {
-	p := recover()
-	if p == nil {
-		return
+	if p := recover(); p != nil {
+		s.contain(ctx, where, method, p)
+		*errp = internalError()
 	}
+}
+
+// contain logs a recovered panic p, unless it is http.ErrAbortHandler,
+// net/http's own way to abort a response, which goes on.
+func (s *Server) contain(ctx context.Context, where, method string, p any) {
 	if p == http.ErrAbortHandler {
 		panic(p)
 	}
 	s.logPanic(ctx, where, method, p)
-	*errp = internalError()
 }
 
 // recoverResponse, deferred by a handler, answers a panic that nothing
@@ -112,10 +116,7 @@ func (s *Server) safeEvents(ctx context.Context, where, method string, seq iter.
 			if p == nil {
 				return
 			}
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.logPanic(ctx, where, method, p)
+			s.contain(ctx, where, method, p)
 			if !stopped {
 				yield(nil, internalError())
 			}

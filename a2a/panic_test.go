@@ -20,7 +20,7 @@ import (
 // withPanics makes the env's store panic in method; inventory, when set,
 // replaces the agent inventory.
 func withPanics(method string, inventory interop.AgentInventory) hardOption {
-	return func(c *Config) {
+	return func(c *testConfig) {
 		c.Store = panicStore{RunStore: c.Store, method: method}
 		if inventory != nil {
 			c.Inventory = inventory

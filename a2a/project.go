@@ -2,7 +2,7 @@ package a2a
 
 // The projection of the host's runs onto A2A wire values
 // (OpenWOP interop map, a2a.fields and a2a.taskState; RFC 0199 §D.1; a2a-task-state.schema.json), and of A2A messages back onto the host's types. Everything here
-// is a pure function of its inputs; the operations in service.go and the
+// is a pure function of its inputs; the operations (send.go, tasks.go) and the
 // streams in stream.go decide what to read.
 
 import (

@@ -2,8 +2,8 @@ package a2a
 
 // The four push-config operations (A2A 1.0.1 §5.3, §9.4; OpenWOP RFC 0214) and the push
 // bodies. The gate refuses all four with -32003 while
-// a2a.pushNotifications is off; with it on they run over the push
-// package's Service. Every operation reads the task under the caller's
+// a2a.pushNotifications is off (Options.Push nil); with it on they run
+// over the push package's Service. Every operation reads the task under the caller's
 // Subject first, so an unknown, unreadable or malformed task id answers
 // -32001 exactly as GetTask does, and a config id of another task answers
 // like one that never existed (OpenWOP RFC 0214 §E). Responses show the config as
@@ -26,10 +26,10 @@ import (
 // Page sizes of ListTaskPushNotificationConfigs.
 const maxPushPageSize = 100
 
-// createPushConfig registers a config on a task the caller can read. The
+// createTaskPushConfig registers a config on a task the caller can read. The
 // URL passes the egress guard or the request is -32602 on "url"
 // (OpenWOP RFC 0214 §B).
-func (s *Server) createPushConfig(ctx context.Context, c *call, req *wire.PushConfig) (*wire.PushConfig, error) {
+func (s *Server) createTaskPushConfig(ctx context.Context, c *call, req *wire.PushConfig) (*wire.PushConfig, error) {
 	if s.push == nil {
 		return nil, s.errs.pushNotSupported()
 	}
@@ -44,8 +44,8 @@ func (s *Server) createPushConfig(ctx context.Context, c *call, req *wire.PushCo
 	return wirePushConfig(cfg), nil
 }
 
-// getPushConfig reads one config; one the task does not hold is -32001.
-func (s *Server) getPushConfig(ctx context.Context, c *call, req *wire.GetTaskPushConfigRequest) (*wire.PushConfig, error) {
+// getTaskPushConfig reads one config; one the task does not hold is -32001.
+func (s *Server) getTaskPushConfig(ctx context.Context, c *call, req *wire.GetTaskPushConfigRequest) (*wire.PushConfig, error) {
 	if s.push == nil {
 		return nil, s.errs.pushNotSupported()
 	}
@@ -62,9 +62,9 @@ func (s *Server) getPushConfig(ctx context.Context, c *call, req *wire.GetTaskPu
 	return wirePushConfig(cfg), nil
 }
 
-// listPushConfigs lists a task's configs in registration order, pageSize
+// listTaskPushConfigs lists a task's configs in registration order, pageSize
 // 1–100 (0: up to 100); nextPageToken is the last config id of a full page.
-func (s *Server) listPushConfigs(ctx context.Context, c *call, req *wire.ListTaskPushConfigRequest) (*wire.ListTaskPushConfigResponse, error) {
+func (s *Server) listTaskPushConfigs(ctx context.Context, c *call, req *wire.ListTaskPushConfigRequest) (*wire.ListTaskPushConfigResponse, error) {
 	if s.push == nil {
 		return nil, s.errs.pushNotSupported()
 	}
@@ -110,9 +110,9 @@ func (s *Server) listPushConfigs(ctx context.Context, c *call, req *wire.ListTas
 // the client, meaningful only for the task it was issued on.
 func pushPageToken(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
 
-// deletePushConfig removes a config; an absent one on a readable task
+// deleteTaskPushConfig removes a config; an absent one on a readable task
 // succeeds (idempotent), and nothing of another task is ever touched.
-func (s *Server) deletePushConfig(ctx context.Context, c *call, req *wire.DeleteTaskPushConfigRequest) error {
+func (s *Server) deleteTaskPushConfig(ctx context.Context, c *call, req *wire.DeleteTaskPushConfigRequest) error {
 	if s.push == nil {
 		return s.errs.pushNotSupported()
 	}
@@ -163,11 +163,7 @@ func (s *Server) pushRefusal(ctx context.Context, prefix string, err error) erro
 	case errors.Is(err, interop.ErrNotFound):
 		return s.errs.taskNotFound()
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	s.log.ErrorContext(ctx, "a2a: push config operation failed", "error", err)
-	return internalError()
+	return s.fault(ctx, "a2a: push config operation failed", "error", err)
 }
 
 // inlineConfigField prefixes the fields of a config sent with SendMessage.

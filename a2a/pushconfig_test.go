@@ -96,12 +96,11 @@ type pushSetup struct {
 // the given origins, the test DNS and the loopback-only dialer; retries
 // are quick (3 attempts, no backoff).
 func withPush(t testing.TB, ps *pushSetup, allow ...string) rpcOption {
-	return func(cfg *Config) {
+	return func(cfg *testConfig) {
 		guard, err := push.NewGuard(push.GuardOptions{Resolver: ps.dns, AllowOrigins: allow, Dial: pushDialer(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Capabilities.PushNotifications = true
 		cfg.Push = &push.Options{
 			Events: cfg.Store.(interop.EventSink),
 			Guard:  guard,
@@ -373,7 +372,7 @@ func urlPathEscape(id string) string { return strings.ReplaceAll(id, "/", "%2F")
 // TestPushOverHTTPJSON: the four rows on the HTTP+JSON binding.
 func TestPushOverHTTPJSON(t *testing.T) {
 	ps := newPushSetup()
-	r := newRESTEnv(t, func(cfg *Config) { withPush(t, ps)(cfg) })
+	r := newRESTEnv(t, func(cfg *testConfig) { withPush(t, ps)(cfg) })
 	task := restSendNew(t, r)
 	base := "/tasks/" + urlPathEscape(task) + "/pushNotificationConfigs"
 	created := r.do(t, restCall{method: http.MethodPost, path: base, key: "key-acme",
@@ -643,27 +642,28 @@ func TestPushDeleteStopsDeliveryEndToEnd(t *testing.T) {
 	}
 }
 
-func TestNewRefusesPushMismatch(t *testing.T) {
-	base := func() Config {
-		e := newRPCEnv(t)
-		cfg := e.srv.cfg
-		cfg.Push = nil
-		return cfg
-	}
-	cfg := base()
-	cfg.Capabilities.PushNotifications = true
-	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Push is required") {
-		t.Fatalf("push on without Push: %v", err)
-	}
-	cfg = base()
-	cfg.Push = &push.Options{Events: cfg.Store.(interop.EventSink)}
-	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Push is set") {
-		t.Fatalf("Push without the facet: %v", err)
-	}
-	cfg = base()
-	cfg.Capabilities.PushNotifications = true
+// Push on is Options.Push set: the card, the gate and Served follow it,
+// and a Push without its Events is refused.
+func TestNewPushFollowsOptions(t *testing.T) {
+	cfg := testConfigOf(newRPCEnv(t).srv)
 	cfg.Push = &push.Options{}
-	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "Events is required") {
+	if _, err := New(cfg.Deps, cfg.Options); err == nil || !strings.Contains(err.Error(), "Events is required") {
 		t.Fatalf("Push without Events: %v", err)
+	}
+	cfg.Push = &push.Options{Events: cfg.Store.(interop.EventSink)}
+	on, err := New(cfg.Deps, cfg.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Push = nil
+	off, err := New(cfg.Deps, cfg.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !on.Served().PushNotifications || !on.capabilities().PushNotifications || on.gate(methodGetPushConfig) != nil {
+		t.Error("Push set, but push is not served")
+	}
+	if off.Served().PushNotifications || off.capabilities().PushNotifications || off.gate(methodGetPushConfig) == nil {
+		t.Error("Push nil, but push is served")
 	}
 }

@@ -17,10 +17,12 @@ import (
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -53,10 +55,10 @@ type restEnv struct {
 	srv     *Server
 	mux     *http.ServeMux
 	routing *isolation.RoutingKeys
-	cfg     Config
+	cfg     testConfig
 }
 
-type restEnvOption func(*Config)
+type restEnvOption func(*testConfig)
 
 // restNow is the clock of every golden file: timestamps in fixtures are stable.
 var restNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -122,39 +124,43 @@ func buildRESTEnv(t testing.TB, opts ...restEnvOption) *restEnv {
 			approval = w
 		}
 	}
-	cfg := Config{
-		Store:    store,
-		Subjects: interop.SubjectResolverFunc(restBearerSubject),
-		Policy:   policy,
-		Auditor:  negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
-		Capabilities: Capabilities{
-			Streaming: true, DurableTasks: true,
+	cfg := testConfig{
+		Deps: Deps{
+			Store:      store,
+			Subjects:   interop.SubjectResolverFunc(restBearerSubject),
+			Policy:     policy,
+			Auditor:    negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
+			Map:        mapping.Builtin(),
+			JSONRPCURL: restEnvJSONRPCURL,
+			Routed:     []interop.Workflow{approval},
 		},
-		JSONRPCURL:   restEnvJSONRPCURL,
-		HTTPJSONURL:  restEnvHTTPJSONURL,
-		AgentCardURL: restEnvCardURL,
-		Card: CardConfig{
-			Name:             "Test host",
-			Description:      "A host for the binding tests.",
-			Version:          "7.1.0",
-			Provider:         &wire.AgentProvider{Org: "Example Org", URL: "https://example.test"},
-			DocumentationURL: "https://example.test/docs",
-			SecuritySchemes: wire.NamedSecuritySchemes{
-				"bearer": wire.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "An API key as a bearer token."},
+		Options: Options{
+			Streaming:    true,
+			DurableTasks: true,
+			HTTPJSONURL:  restEnvHTTPJSONURL,
+			AgentCardURL: restEnvCardURL,
+			Card: CardConfig{
+				Name:             "Test host",
+				Description:      "A host for the binding tests.",
+				Version:          "7.1.0",
+				Provider:         &wire.AgentProvider{Org: "Example Org", URL: "https://example.test"},
+				DocumentationURL: "https://example.test/docs",
+				SecuritySchemes: wire.NamedSecuritySchemes{
+					"bearer": wire.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "An API key as a bearer token."},
+				},
+				SecurityRequirements: wire.SecurityRequirementsOptions{{"bearer": {}}},
 			},
-			SecurityRequirements: wire.SecurityRequirementsOptions{{"bearer": {}}},
+			Inventory:    store,
+			Routing:      routing,
+			BlockTimeout: 2 * time.Second,
+			MaxBodyBytes: 64 << 10,
+			Now:          func() time.Time { return restNow },
 		},
-		Routed:       []interop.Workflow{approval},
-		Inventory:    store,
-		Routing:      routing,
-		BlockTimeout: 2 * time.Second,
-		MaxBodyBytes: 64 << 10,
-		Now:          func() time.Time { return restNow },
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := New(cfg)
+	srv, err := New(cfg.Deps, cfg.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +286,7 @@ func restMustStatus(t testing.TB, res restResult) (restStatusJSON, *restErrorInf
 		if err := json.Unmarshal(d, &typed); err != nil || typed.Type == "" {
 			t.Fatalf("detail without @type: %s", d)
 		}
-		if typed.Type == typeErrorInfo {
+		if typed.Type == errordetails.ErrorInfoType {
 			if info != nil {
 				t.Fatalf("two ErrorInfo details: %s", res.body)
 			}

@@ -63,7 +63,7 @@ func FuzzHTTPJSONRequest(f *testing.F) {
 			if env != nil {
 				_ = env.store.Close()
 			}
-			env = buildRESTEnv(t, func(c *Config) {
+			env = buildRESTEnv(t, func(c *testConfig) {
 				c.Routed = []interop.Workflow{{ID: memstore.FixtureNoop, Name: "noop"}}
 				c.BlockTimeout = 50 * time.Millisecond
 				c.MaxBodyBytes = 4 << 10

@@ -67,8 +67,8 @@ func restTaskOf(t testing.TB, res restResult) *wire.Task {
 // every client relies on (OpenWOP interop map, a2a.errors; RFC 0211 §B, §C).
 func TestRESTErrorRows(t *testing.T) {
 	e := newRESTEnv(t)
-	off := newRESTEnv(t, func(c *Config) { c.Capabilities = Capabilities{} })
-	forbidding := newRESTEnv(t, func(c *Config) {
+	off := newRESTEnv(t, func(c *testConfig) { c.setCaps(caps{}) })
+	forbidding := newRESTEnv(t, func(c *testConfig) {
 		c.Subjects = interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) {
 			return interop.Subject{}, fmt.Errorf("host policy: %w", interop.ErrForbidden)
 		})
@@ -139,7 +139,7 @@ func TestRESTErrorRows(t *testing.T) {
 						Description string `json:"description"`
 					} `json:"fieldViolations"`
 				}
-				if json.Unmarshal(d, &br) == nil && br.Type == typeBadRequest {
+				if json.Unmarshal(d, &br) == nil && br.Type == badRequestType {
 					if len(br.FieldViolations) != 1 || br.FieldViolations[0].Description == "" {
 						t.Fatalf("BadRequest %s", d)
 					}
@@ -471,8 +471,8 @@ func TestRESTListTasksQuery(t *testing.T) {
 		"contextId": {"c-1"}, "status": {"TASK_STATE_WORKING"}, "pageSize": {"7"}, "pageToken": {"tok"},
 		"historyLength": {"2"}, "lastUpdatedAfter": {"2026-01-02T03:04:05Z"}, "includeArtifacts": {"true"},
 	}
-	req, err := e.srv.listTasksQuery(q)
-	if err != nil {
+	req := new(wire.ListTasksRequest)
+	if err := e.srv.listTasksQuery(q, req); err != nil {
 		t.Fatal(err)
 	}
 	if req.ContextID != "c-1" || req.Status != wire.TaskStateWorking || req.PageSize != 7 || req.PageToken != "tok" ||
@@ -481,7 +481,7 @@ func TestRESTListTasksQuery(t *testing.T) {
 		t.Errorf("%+v", req)
 	}
 	q.Set("statusTimestampAfter", "2027-01-01T00:00:00.5Z")
-	req, _ = e.srv.listTasksQuery(q)
+	_ = e.srv.listTasksQuery(q, req)
 	if !req.StatusTimestampAfter.Equal(time.Date(2027, 1, 1, 0, 0, 0, 5e8, time.UTC)) {
 		t.Errorf("statusTimestampAfter does not win over lastUpdatedAfter: %v", req.StatusTimestampAfter)
 	}
@@ -537,7 +537,7 @@ func TestRESTAuthChallenge(t *testing.T) {
 		{wire.NamedSecuritySchemes{"x": wire.HTTPAuthSecurityScheme{Scheme: "bearer"}, "y": wire.OpenIDConnectSecurityScheme{}}, "bearer"},
 	}
 	for _, tc := range cases {
-		s := &Server{cfg: Config{Card: CardConfig{SecuritySchemes: tc.schemes}}}
+		s := &Server{cfg: config{Options: Options{Card: CardConfig{SecuritySchemes: tc.schemes}}}}
 		if got := s.authChallenge(); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.schemes, got, tc.want)
 		}

@@ -84,7 +84,7 @@ func TestMatchREST(t *testing.T) {
 		if refusal != nil {
 			got = want{code: refusal.err.HTTP, allow: refusal.allow}
 		} else {
-			got = want{method: rt.method, tenant: rt.tenant, task: rt.task, config: rt.config}
+			got = want{method: rt.op.method, tenant: rt.tenant, task: rt.task, config: rt.config}
 		}
 		if got != tc.want {
 			t.Errorf("%s %s:\n got %+v\nwant %+v", tc.verb, tc.path, got, tc.want)

@@ -11,7 +11,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 )
 
-// writeRESTStream's three endings: a refusal before the first event is a
+// The HTTP+JSON stream's three endings: a refusal before the first event is a
 // plain status with its own HTTP code; an error after it is a final
 // {"error":{…}} event in google.rpc.Status shape; a sequence that yields
 // nothing is a server fault, never an empty 200.
@@ -36,7 +36,7 @@ func TestRESTStreamEndings(t *testing.T) {
 	}
 	run := func(s iter.Seq2[wire.Event, error]) restResult {
 		w := httptest.NewRecorder()
-		e.srv.writeRESTStream(w, httptest.NewRequest(http.MethodGet, "/", nil), methodSubscribeToTask, s)
+		e.srv.writeEvents(httptest.NewRequest(http.MethodGet, "/", nil).Context(), w, "HTTP+JSON stream", methodSubscribeToTask, s, restFrames{e.srv})
 		return restResult{status: w.Code, header: w.Header(), body: w.Body.Bytes()}
 	}
 

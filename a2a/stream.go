@@ -60,30 +60,51 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 				}
 				return
 			}
-			if ev.Chunk != nil {
-				if !yield(artifactUpdate(&run, ev.Chunk), nil) {
-					return
-				}
-			}
-			if ev.Status == last {
-				continue
-			}
-			last = ev.Status
-			output, upd, err := s.statusAt(ctx, c, &run, &ev)
-			if err != nil {
-				if ctx.Err() == nil {
-					yield(nil, err)
-				}
-				return
-			}
-			if output != nil && !yield(output, nil) {
-				return
-			}
-			if !yield(upd, nil) || done(ev.Status) {
+			if !s.relay(ctx, c, &run, &ev, &last, yield) || done(ev.Status) {
 				return
 			}
 		}
 	}, nil
+}
+
+// relay yields what one watch event of run shows: an artifactUpdate for an
+// artifact chunk and, when the status moved from *last, the statusUpdate,
+// after the output's artifactUpdate on a completion (statusAt). It
+// reports whether the stream goes on.
+func (s *Server) relay(ctx context.Context, c *call, run *interop.Run, ev *interop.RunEvent, last *interop.RunStatus, yield func(wire.Event, error) bool) bool {
+	if ev.Chunk != nil && !yield(artifactUpdate(run, ev.Chunk), nil) {
+		return false
+	}
+	if ev.Status == *last {
+		return true
+	}
+	*last = ev.Status
+	output, upd, err := s.statusAt(ctx, c, run, ev)
+	if err != nil {
+		if ctx.Err() == nil {
+			yield(nil, err)
+		}
+		return false
+	}
+	if output != nil && !yield(output, nil) {
+		return false
+	}
+	return yield(upd, nil)
+}
+
+// lazily is the stream open returns, opened only when it is ranged over,
+// so that a panic in open is the stream's (safeEvents) and a refusal of
+// open is the stream's first and only element, answered by the binding
+// as a plain error.
+func lazily(open func() (iter.Seq2[wire.Event, error], error)) iter.Seq2[wire.Event, error] {
+	return func(yield func(wire.Event, error) bool) {
+		events, err := open()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		events(yield)
+	}
 }
 
 // statusAt projects the status an event moved the run to and, when that

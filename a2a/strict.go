@@ -22,7 +22,6 @@ package a2a
 // opaque value costs no stack.
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -494,9 +493,4 @@ func (t *errorTable) memberCaseError(err error) *Error {
 		return t.invalidParams(cm.Field, "member names are case-sensitive")
 	}
 	return t.invalidParams("", "params are not a JSON object")
-}
-
-// trimJSONSpace trims JSON whitespace around a value.
-func trimJSONSpace(b []byte) []byte {
-	return bytes.Trim(b, " \t\r\n")
 }

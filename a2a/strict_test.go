@@ -269,7 +269,7 @@ func checkKeptData(t *testing.T, data []byte) {
 	// The binding's own decode, on a copy: it blanks the data values in
 	// the buffer it is given.
 	req := new(wire.SendMessageRequest)
-	if err := projectServer(t).rpcParams(bytes.Clone(data), shapeSendMessageRequest, req); err != nil || req.Message == nil {
+	if err := projectServer(t).decodeParams(bytes.Clone(data), shapeSendMessageRequest, req); err != nil || req.Message == nil {
 		return
 	}
 	if oerr != nil || oracle.Message == nil || len(oracle.Message.Parts) != len(req.Message.Parts) {

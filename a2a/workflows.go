@@ -11,7 +11,7 @@ package a2a
 // SendMessage; the caller's set is cached instead, keyed by the whole
 // authorization context (internal/authcache over internal/subjectkey: tenant, workspace,
 // principal, authentication, scopes, actor), never shared between two
-// callers, for Config.WorkflowTTL. A workflow the cached set does not hold
+// callers, for Options.WorkflowTTL. A workflow the cached set does not hold
 // is read again before the request is refused, so a workflow added since
 // is never refused; a changed schema or media type takes effect within the
 // TTL, or at once after [Server.InvalidateWorkflows]. The store still
@@ -33,9 +33,9 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 )
 
-// DefaultWorkflowTTL is how long a caller's workflows are cached when
-// Config.WorkflowTTL is 0.
-const DefaultWorkflowTTL = time.Minute
+// defaultWorkflowTTL is how long a caller's workflows are cached when
+// Options.WorkflowTTL is 0.
+const defaultWorkflowTTL = time.Minute
 
 // workflowInfo is one of the caller's workflows, ready to judge a message.
 type workflowInfo struct {
@@ -97,14 +97,21 @@ func (s *Server) workflow(ctx context.Context, sub interop.Subject, id string) (
 	return nil, errWorkflowUnknown
 }
 
-// readWorkflows reads the caller's workflows from the store. A store that
+// callerWorkflows is RunStore.ListWorkflows under sub: a store that
 // refuses the Subject outright (not found, forbidden) leaves it none.
-func (s *Server) readWorkflows(ctx context.Context, sub interop.Subject) (*workflowSet, error) {
+func (s *Server) callerWorkflows(ctx context.Context, sub interop.Subject) ([]interop.Workflow, error) {
 	list, err := s.cfg.Store.ListWorkflows(ctx, sub)
-	switch {
-	case errors.Is(err, interop.ErrNotFound), errors.Is(err, interop.ErrForbidden):
-		list = nil
-	case err != nil:
+	if errors.Is(err, interop.ErrNotFound) || errors.Is(err, interop.ErrForbidden) {
+		return nil, nil
+	}
+	return list, err
+}
+
+// readWorkflows reads the caller's workflows from the store
+// (callerWorkflows).
+func (s *Server) readWorkflows(ctx context.Context, sub interop.Subject) (*workflowSet, error) {
+	list, err := s.callerWorkflows(ctx, sub)
+	if err != nil {
 		return nil, err
 	}
 	set := &workflowSet{byID: make(map[string]*workflowInfo, len(list))}
@@ -145,7 +152,7 @@ func (s *Server) judgeable(ctx context.Context, wf interop.Workflow) *workflowIn
 func (s *Server) initJudging() {
 	ttl := s.cfg.WorkflowTTL
 	if ttl == 0 {
-		ttl = DefaultWorkflowTTL
+		ttl = defaultWorkflowTTL
 	}
 	s.workflows = newWorkflowCache(ttl)
 	s.inputModes = parseModes(modesOr(s.cfg.Card.DefaultInputModes))
@@ -170,7 +177,7 @@ func (s *Server) judgedBy(ctx context.Context, c *call, run *interop.Run) (*work
 // InvalidateWorkflows drops the cached workflows of tenant ("" drops every
 // tenant's), so that the next message reads input schemas and media types
 // from the store again. Call it when a tenant's workflows change;
-// otherwise they refresh after Config.WorkflowTTL.
+// otherwise they refresh after Options.WorkflowTTL.
 func (s *Server) InvalidateWorkflows(tenant string) { s.workflows.sets.Invalidate(tenant) }
 
 // checkInputs validates a new task's inputs against the workflow's input

@@ -107,14 +107,14 @@ func (ad *Advertisement) Agents() *Agents { return ad.agents.Clone() }
 
 // Inbound reports whether an inbound A2A or MCP surface is advertised.
 func (ad *Advertisement) Inbound() bool {
-	return Declaration{A2A: ad.a2a, MCP: ad.mcp}.Inbound()
+	return Declaration{A2A: ad.a2a, MCP: ad.mcp}.inbound()
 }
 
 // Advertises reports whether facet ("a2a.streaming", "mcp.serverMount",
 // ...) is claimed; it is the advertised func that mapping.Map.A2AGate and
 // MCPGate take (OpenWOP interop.md §The operation mappings).
 func (ad *Advertisement) Advertises(facet string) bool {
-	return ad.a2a.Advertises(facet) || ad.mcp.Advertises(facet)
+	return ad.a2a.advertises(facet) || ad.mcp.advertises(facet)
 }
 
 // RefreshDeadline returns the earliest refresh deadline of the advertised

@@ -21,10 +21,10 @@ func BenchmarkNewValidator(b *testing.B) {
 func BenchmarkValidate(b *testing.B) {
 	v := newTestValidator(b)
 	d, s := fullHost()
-	d.Normalize()
+	d.normalize()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := v.Validate(testNow, d, s); err != nil {
+		if err := v.validate(testNow, d, s); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,8 @@ package facets
 import (
 	"testing"
 	"time"
+
+	"github.com/wopinterop/wopinterop/negotiate"
 )
 
 func TestDate(t *testing.T) {
@@ -53,6 +55,26 @@ func TestMajorMinor(t *testing.T) {
 			if (got < 0) != (i < j) || (got == 0) != (i == j) {
 				t.Errorf("compare(%s, %s) = %d", order[i], order[j], got)
 			}
+		}
+	}
+}
+
+// TestOneVersionGrammar: a version or revision a facet may declare is
+// exactly one negotiate accepts as offered, so a policy built from a valid
+// facet never fails and nothing negotiate would accept is refused here.
+func TestOneVersionGrammar(t *testing.T) {
+	a2a := []string{"1.0", "0.3", "1.10", "10.2", "01.0", "1.01", "1.0.1", "1.", "1", "v1.0", "1000000000.0"}
+	for _, v := range a2a {
+		_, err := negotiate.NewPolicy(negotiate.Config{Protocol: negotiate.A2A, Offered: []string{v}, Preferred: v, Floor: v})
+		if got := wellFormedMajorMinor(v); got != (err == nil) {
+			t.Errorf("a2a %q: facets well formed = %v, negotiate.NewPolicy error = %v", v, got, err)
+		}
+	}
+	mcp := []string{"2026-07-28", "2024-02-29", "2000-02-29", "2026-02-31", "2026-02-29", "1900-02-29", "2026-04-31", "2026-13-01", "2026-00-01", "2026-7-28"}
+	for _, v := range mcp {
+		_, err := negotiate.NewPolicy(negotiate.Config{Protocol: negotiate.MCP, Offered: []string{v}, Preferred: v, Floor: v})
+		if got := wellFormedRevision(v); got != (err == nil) {
+			t.Errorf("mcp %q: facets well formed = %v, negotiate.NewPolicy error = %v", v, got, err)
 		}
 	}
 }

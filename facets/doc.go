@@ -15,7 +15,7 @@
 // ("a2a.preferredVersion") and wrapping [ErrInvalidFacet], so a host sees
 // everything wrong at once instead of starting half-working.
 //
-// Defaults ([Declaration.Normalize]): status "stable", since "2.0", witness
+// Defaults ([Validator.Declare] fills them): status "stable", since "2.0", witness
 // "seam-gated" (the declaration's value for a2a and mcp; OpenWOP capabilities.md §2), versions
 // ["1.0"] / revisions ["2026-07-28"] (the versions this library speaks),
 // preferred the newest offered and floor the oldest offered. Claims are

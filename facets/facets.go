@@ -3,6 +3,8 @@ package facets
 import (
 	"slices"
 	"time"
+
+	"github.com/wopinterop/wopinterop/negotiate"
 )
 
 // Status is a family record's stability claim (OpenWOP interop.md §The facets; capabilities.md §2).
@@ -37,16 +39,16 @@ const (
 	Ephemeral Delivery = "ephemeral"
 )
 
-// Defaults that Normalize fills in. A2AVersion and MCPRevision are the
-// versions this library speaks (the interop map's pins); DefaultSince is the
+// Defaults that [Validator.Declare] fills in. A2AVersion and MCPRevision are the
+// versions this library speaks (the interop map's pins); defaultSince is the
 // first OpenWOP v2 minor, where a host that adopted the library with v2
 // began serving the family.
 const (
 	A2AVersion     = "1.0"
 	MCPRevision    = "2026-07-28"
-	DefaultSince   = "2.0"
-	DefaultStatus  = StatusStable
-	DefaultWitness = WitnessSeamGated
+	defaultSince   = "2.0"
+	defaultStatus  = StatusStable
+	defaultWitness = WitnessSeamGated
 )
 
 // Profile ids this library can back (OpenWOP interop.md §Legacy profiles are absent; interop map, a2a.card and mcp.features).
@@ -55,9 +57,10 @@ const (
 	ProfileMCP2026 = "mcp-2026-07-28"
 )
 
-// NegotiationDecided is the host-event type of a runless negotiation record;
-// its delivery class is always durable (OpenWOP RFC 0242 §B; interop.md §The audit event).
-const NegotiationDecided = "negotiation.decided"
+// negotiationDecided is the host-event type of a runless negotiation record
+// (negotiate's record type); its delivery class is always durable (OpenWOP
+// RFC 0242 §B; interop.md §The audit event).
+const negotiationDecided = negotiate.EventType
 
 // MCP transports a server mount may list (OpenWOP interop.md §The facets).
 const (
@@ -77,7 +80,7 @@ const MaxRefreshWindow = 90 * 24 * time.Hour
 // field is omitted too, so validation reports a missing required field as
 // missing rather than as an empty string.
 //
-// Build one, call [A2A.Normalize] (or let [Validator.Declare] do it) and
+// Build one and let [Validator.Declare] fill its defaults and
 // validate it; after that, treat it as read-only.
 type A2A struct {
 	Status  Status  `json:"status,omitempty"`
@@ -218,79 +221,78 @@ type Declaration struct {
 	Agents     *Agents     `json:"agents,omitempty"`
 }
 
-// Normalize fills what a host left empty: Status stable, Since "2.0",
+// normalize fills what a host left empty: Status stable, Since "2.0",
 // Witness seam-gated (OpenWOP capabilities.md §2), Versions ["1.0"], PreferredVersion the newest
 // offered version and MinimumVersion the oldest. Claims (profiles, URLs,
 // boolean facets) and RefreshedAt are never invented.
-func (a *A2A) Normalize() {
+func (a *A2A) normalize() {
 	normalizeLifecycle(&a.Status, &a.Since, &a.Witness)
-	if len(a.Versions) == 0 {
-		a.Versions = []string{A2AVersion}
-	}
-	lo, hi, ok := bounds(a.Versions, compareMajorMinor, wellFormedMajorMinor)
-	if ok && a.PreferredVersion == "" {
-		a.PreferredVersion = hi
-	}
-	if ok && a.MinimumVersion == "" {
-		a.MinimumVersion = lo
-	}
+	normalizeVersions(&a.Versions, A2AVersion, &a.PreferredVersion, &a.MinimumVersion, compareMajorMinor, wellFormedMajorMinor)
 }
 
-// Normalize is A2A.Normalize for MCP: Revisions ["2026-07-28"], preferred
+// normalize is A2A.normalize for MCP: Revisions ["2026-07-28"], preferred
 // the newest, floor the oldest.
-func (m *MCP) Normalize() {
+func (m *MCP) normalize() {
 	normalizeLifecycle(&m.Status, &m.Since, &m.Witness)
-	if len(m.Revisions) == 0 {
-		m.Revisions = []string{MCPRevision}
-	}
-	lo, hi, ok := bounds(m.Revisions, compareRevision, wellFormedRevision)
-	if ok && m.PreferredVersion == "" {
-		m.PreferredVersion = hi
-	}
-	if ok && m.MinimumRevision == "" {
-		m.MinimumRevision = lo
-	}
+	normalizeVersions(&m.Revisions, MCPRevision, &m.PreferredVersion, &m.MinimumRevision, compareRevision, wellFormedRevision)
 }
 
-// Normalize fills Status, Since and Witness like A2A.Normalize.
-func (h *HostEvents) Normalize() {
+// normalize fills Status, Since and Witness like A2A.normalize.
+func (h *HostEvents) normalize() {
 	normalizeLifecycle(&h.Status, &h.Since, &h.Witness)
 }
 
-// Normalize fills Status and Since like A2A.Normalize; Witness defaults to
+// normalize fills Status and Since like A2A.normalize; Witness defaults to
 // witnessable-gated, the declaration's class for the agents family.
-func (g *Agents) Normalize() {
+func (g *Agents) normalize() {
 	if g.Witness == "" {
 		g.Witness = WitnessGated
 	}
 	normalizeLifecycle(&g.Status, &g.Since, &g.Witness)
 }
 
-// Normalize normalizes every family present.
-func (d *Declaration) Normalize() {
+// normalize normalizes every family present.
+func (d *Declaration) normalize() {
 	if d.A2A != nil {
-		d.A2A.Normalize()
+		d.A2A.normalize()
 	}
 	if d.MCP != nil {
-		d.MCP.Normalize()
+		d.MCP.normalize()
 	}
 	if d.HostEvents != nil {
-		d.HostEvents.Normalize()
+		d.HostEvents.normalize()
 	}
 	if d.Agents != nil {
-		d.Agents.Normalize()
+		d.Agents.normalize()
 	}
 }
 
 func normalizeLifecycle(s *Status, since *string, w *Witness) {
 	if *s == "" {
-		*s = DefaultStatus
+		*s = defaultStatus
 	}
 	if *since == "" {
-		*since = DefaultSince
+		*since = defaultSince
 	}
 	if *w == "" {
-		*w = DefaultWitness
+		*w = defaultWitness
+	}
+}
+
+// normalizeVersions fills an empty offered list with the version this
+// library speaks, then an empty preferred version with the newest offered
+// and an empty floor with the oldest (when every offered one is well
+// formed; otherwise validation reports them and nothing is guessed).
+func normalizeVersions(offered *[]string, pin string, preferred, floor *string, cmp func(a, b string) int, wellFormed func(string) bool) {
+	if len(*offered) == 0 {
+		*offered = []string{pin}
+	}
+	lo, hi, ok := bounds(*offered, cmp, wellFormed)
+	if ok && *preferred == "" {
+		*preferred = hi
+	}
+	if ok && *floor == "" {
+		*floor = lo
 	}
 }
 
@@ -364,9 +366,9 @@ func (d Declaration) Clone() Declaration {
 	return Declaration{A2A: d.A2A.Clone(), MCP: d.MCP.Clone(), HostEvents: d.HostEvents.Clone(), Agents: d.Agents.Clone()}
 }
 
-// Inbound reports whether the declaration advertises an inbound surface:
+// inbound reports whether the declaration advertises an inbound surface:
 // a2a.agentCardUrl, mcp.serverUrls or mcp.serverMount (OpenWOP RFC 0242 §B.3).
-func (d Declaration) Inbound() bool {
+func (d Declaration) inbound() bool {
 	if d.A2A != nil && d.A2A.AgentCardURL != "" {
 		return true
 	}

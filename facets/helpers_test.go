@@ -1,13 +1,11 @@
 package facets
 
 import (
-	"flag"
-	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
+)
 
 // testNow is the fixed clock of every test.
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -97,7 +95,7 @@ func clientHost() (Declaration, Served) {
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	goldenfile.Check(t, name, got, *update)
+	goldenfile.Check(t, name, got)
 }
 
 func mustDeclare(t testing.TB, v *Validator, d Declaration, s Served) *Advertisement {

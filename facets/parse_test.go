@@ -137,7 +137,7 @@ func FuzzParseDeclaration(f *testing.F) {
 		if !cmp.Equal(d, d2, cmp.Comparer(equalDecl)) {
 			t.Fatalf("round trip changed the declaration:\n%s\n%s", data, again)
 		}
-		err = v.Validate(testNow, d, Served{})
+		err = v.validate(testNow, d, Served{})
 		for _, fe := range FieldErrors(err) {
 			if fe.Field == "" || fe.Reason == "" {
 				t.Fatalf("unnamed problem %#v", fe)

@@ -8,9 +8,9 @@ import (
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
-// NegotiateConfig is the version policy the a2a facet declares: versions
+// negotiateConfig is the version policy the a2a facet declares: versions
 // offered, preferredVersion, minimumVersion as the floor.
-func (a *A2A) NegotiateConfig(allowDowngrade bool, now func() time.Time) negotiate.Config {
+func (a *A2A) negotiateConfig(allowDowngrade bool, now func() time.Time) negotiate.Config {
 	return negotiate.Config{
 		Protocol:       negotiate.A2A,
 		Offered:        slices.Clone(a.Versions),
@@ -27,16 +27,16 @@ func (a *A2A) NegotiateConfig(allowDowngrade bool, now func() time.Time) negotia
 // that passed validation always yields a policy; the error, wrapping
 // [ErrInvalidFacet], is for one that did not.
 func (a *A2A) Policy(allowDowngrade bool, now func() time.Time) (*negotiate.Policy, error) {
-	p, err := negotiate.NewPolicy(a.NegotiateConfig(allowDowngrade, now))
+	p, err := negotiate.NewPolicy(a.negotiateConfig(allowDowngrade, now))
 	if err != nil {
 		return nil, fmt.Errorf("%w: a2a: %w", ErrInvalidFacet, err)
 	}
 	return p, nil
 }
 
-// NegotiateConfig is the version policy the mcp facet declares: revisions
+// negotiateConfig is the version policy the mcp facet declares: revisions
 // offered, preferredVersion, minimumRevision as the floor.
-func (m *MCP) NegotiateConfig(allowDowngrade bool, now func() time.Time) negotiate.Config {
+func (m *MCP) negotiateConfig(allowDowngrade bool, now func() time.Time) negotiate.Config {
 	return negotiate.Config{
 		Protocol:       negotiate.MCP,
 		Offered:        slices.Clone(m.Revisions),
@@ -49,17 +49,17 @@ func (m *MCP) NegotiateConfig(allowDowngrade bool, now func() time.Time) negotia
 
 // Policy is A2A.Policy for MCP.
 func (m *MCP) Policy(allowDowngrade bool, now func() time.Time) (*negotiate.Policy, error) {
-	p, err := negotiate.NewPolicy(m.NegotiateConfig(allowDowngrade, now))
+	p, err := negotiate.NewPolicy(m.negotiateConfig(allowDowngrade, now))
 	if err != nil {
 		return nil, fmt.Errorf("%w: mcp: %w", ErrInvalidFacet, err)
 	}
 	return p, nil
 }
 
-// Advertises reports whether the a2a record claims facet, named
+// advertises reports whether the a2a record claims facet, named
 // "a2a.<key>" as in the interop map's requires lists. A nil record claims
 // nothing.
-func (a *A2A) Advertises(facet string) bool {
+func (a *A2A) advertises(facet string) bool {
 	if a == nil {
 		return false
 	}
@@ -82,8 +82,8 @@ func (a *A2A) Advertises(facet string) bool {
 	return false
 }
 
-// Advertises is A2A.Advertises for "mcp.<key>".
-func (m *MCP) Advertises(facet string) bool {
+// advertises is A2A.advertises for "mcp.<key>".
+func (m *MCP) advertises(facet string) bool {
 	if m == nil {
 		return false
 	}

@@ -34,10 +34,10 @@ func TestA2APolicyFromFacet(t *testing.T) {
 		}
 	}
 	// The config is a copy: changing it does not reach the facet.
-	c := a.NegotiateConfig(false, nil)
+	c := a.negotiateConfig(false, nil)
 	c.Offered[0] = "9.9"
 	if a.Versions[0] != "1.1" {
-		t.Fatal("NegotiateConfig shares the facet's slice")
+		t.Fatal("negotiateConfig shares the facet's slice")
 	}
 }
 
@@ -122,7 +122,7 @@ func TestAdvertisesDrivesTheGates(t *testing.T) {
 
 func TestAdvertisesEveryKnownFacet(t *testing.T) {
 	d, _ := fullHost()
-	d.Normalize()
+	d.normalize()
 	for _, f := range []string{
 		"a2a.versions", "a2a.preferredVersion", "a2a.minimumVersion", "a2a.refreshedAt", "a2a.profiles",
 		"a2a.agentCardUrl", "a2a.streaming", "a2a.pushNotifications", "a2a.durableTasks", "a2a.agentCards",
@@ -132,23 +132,23 @@ func TestAdvertisesEveryKnownFacet(t *testing.T) {
 		if !mapping.KnownFacet(f) {
 			t.Errorf("%s is not a facet the map knows", f)
 		}
-		if !d.A2A.Advertises(f) && !d.MCP.Advertises(f) {
+		if !d.A2A.advertises(f) && !d.MCP.advertises(f) {
 			t.Errorf("full host does not advertise %s", f)
 		}
 	}
 	var none *A2A
-	if none.Advertises("a2a.versions") || (*MCP)(nil).Advertises("mcp.revisions") {
+	if none.advertises("a2a.versions") || (*MCP)(nil).advertises("mcp.revisions") {
 		t.Error("a nil record advertises something")
 	}
 	empty := &A2A{}
 	for _, f := range []string{"a2a.profiles", "a2a.agentCardUrl", "a2a.streaming", "a2a.pushNotifications", "a2a.durableTasks", "a2a.agentCards", "a2a.bogus", "mcp.client"} {
-		if empty.Advertises(f) {
+		if empty.advertises(f) {
 			t.Errorf("empty a2a advertises %s", f)
 		}
 	}
 	emptyMCP := &MCP{}
 	for _, f := range []string{"mcp.profiles", "mcp.features", "mcp.serverUrls", "mcp.serverMount", "mcp.mrtr", "mcp.client", "a2a.streaming"} {
-		if emptyMCP.Advertises(f) {
+		if emptyMCP.advertises(f) {
 			t.Errorf("empty mcp advertises %s", f)
 		}
 	}

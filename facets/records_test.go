@@ -69,7 +69,7 @@ func TestRecordsGolden(t *testing.T) {
 // the upstream camelCase keys.
 func TestFacetEncodingGolden(t *testing.T) {
 	d, _ := fullHost()
-	d.Normalize()
+	d.normalize()
 	d.A2A.Until, d.A2A.Status = "2027-06-01", StatusExperimental
 	for name, rec := range map[string]any{"a2a-record.golden": d.A2A, "mcp-record.golden": d.MCP} {
 		raw, err := json.Marshal(rec)
@@ -82,7 +82,7 @@ func TestFacetEncodingGolden(t *testing.T) {
 
 func TestNegotiationDecidedListedWhenInbound(t *testing.T) {
 	v := newTestValidator(t)
-	want := HostEventType{Type: NegotiationDecided, Delivery: Durable}
+	want := HostEventType{Type: negotiationDecided, Delivery: Durable}
 	cases := []struct {
 		name   string
 		decl   func() (Declaration, Served)
@@ -129,11 +129,11 @@ func TestNegotiationDecidedListedWhenInbound(t *testing.T) {
 func TestNegotiationDecidedNotDuplicated(t *testing.T) {
 	v := newTestValidator(t)
 	d, s := fullHost()
-	d.HostEvents.Types = append(d.HostEvents.Types, HostEventType{Type: NegotiationDecided, Delivery: Durable})
+	d.HostEvents.Types = append(d.HostEvents.Types, HostEventType{Type: negotiationDecided, Delivery: Durable})
 	ad := mustDeclare(t, v, d, s)
 	n := 0
 	for _, ty := range ad.HostEvents().Types {
-		if ty.Type == NegotiationDecided {
+		if ty.Type == negotiationDecided {
 			n++
 		}
 	}
@@ -200,7 +200,7 @@ func TestRecordsCarryNoForbiddenKeys(t *testing.T) {
 
 func TestUnofferedBooleanFacetsOmitted(t *testing.T) {
 	d, _ := fullHost()
-	d.Normalize()
+	d.normalize()
 	d.A2A.Streaming, d.A2A.PushNotifications, d.A2A.DurableTasks, d.A2A.AgentCards = false, false, false, false
 	d.MCP.Client = false
 	for name, rec := range map[string]any{"a2a": d.A2A, "mcp": d.MCP} {

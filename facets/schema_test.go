@@ -15,7 +15,7 @@ func TestSchemaWording(t *testing.T) {
 	v := newTestValidator(t)
 	base := func() map[string]any {
 		d, _ := fullHost()
-		d.Normalize()
+		d.normalize()
 		raw, _ := json.Marshal(d.A2A)
 		var m map[string]any
 		_ = json.Unmarshal(raw, &m)

@@ -38,20 +38,20 @@ func NewValidator(o Options) (*Validator, error) {
 	return &Validator{schemas: s, m: m}, nil
 }
 
-// Declare copies d, fills its defaults ([Declaration.Normalize]), validates
+// Declare copies d, fills its defaults (see the package doc), validates
 // the copy and returns the advertisement built from it. On any problem it
 // returns no advertisement and an error joining one [*FieldError] per
 // problem, each wrapping [ErrInvalidFacet].
 func (v *Validator) Declare(now time.Time, d Declaration, s Served) (*Advertisement, error) {
 	d = d.Clone()
-	d.Normalize()
-	if err := v.Validate(now, d, s); err != nil {
+	d.normalize()
+	if err := v.validate(now, d, s); err != nil {
 		return nil, err
 	}
 	return newAdvertisement(d)
 }
 
-// Validate checks d exactly as given (no defaults are filled) at time now
+// validate checks d exactly as given (no defaults are filled) at time now
 // against what s says is served. Each family's wire record is checked
 // against this package's schema first, then the advertisement rules
 // (OpenWOP interop.md §The facets; capabilities.md §2–§4) that a schema
@@ -59,7 +59,7 @@ func (v *Validator) Declare(now time.Time, d Declaration, s Served) (*Advertisem
 // [*FieldError] wrapping [ErrInvalidFacet]. Where a rule check and a schema
 // check fault the same field, the rule's message, being more specific, is
 // the one kept.
-func (v *Validator) Validate(now time.Time, d Declaration, s Served) error {
+func (v *Validator) validate(now time.Time, d Declaration, s Served) error {
 	var all problems
 	if d.A2A != nil {
 		all = append(all, merge(checkRecord(v.schemas.a2a, "a2a", d.A2A), v.checkA2A(now, d.A2A, s))...)
@@ -346,7 +346,7 @@ func (v *Validator) checkMCP(now time.Time, m *MCP, s Served) problems {
 // type, or "" for a type this package does not know.
 func protocolDelivery(typ string) Delivery {
 	switch typ {
-	case NegotiationDecided, "host-test.durable-triggered":
+	case negotiationDecided, "host-test.durable-triggered":
 		return Durable
 	case "channel.presence", "host-test.ephemeral-triggered":
 		return Ephemeral
@@ -375,17 +375,17 @@ func checkHostEvents(now time.Time, h *HostEvents, s Served) problems {
 // whenever an inbound surface is advertised (OpenWOP RFC 0242 §B.3). Without a host
 // record, an inbound declaration gets a default one.
 func hostEventsRecord(d Declaration) *HostEvents {
-	inbound := d.Inbound()
+	inbound := d.inbound()
 	if d.HostEvents == nil && !inbound {
 		return nil
 	}
 	h := d.HostEvents.Clone()
 	if h == nil {
 		h = &HostEvents{}
-		h.Normalize()
+		h.normalize()
 	}
-	if inbound && !slices.ContainsFunc(h.Types, func(t HostEventType) bool { return t.Type == NegotiationDecided }) {
-		h.Types = append(h.Types, HostEventType{Type: NegotiationDecided, Delivery: Durable})
+	if inbound && !slices.ContainsFunc(h.Types, func(t HostEventType) bool { return t.Type == negotiationDecided }) {
+		h.Types = append(h.Types, HostEventType{Type: negotiationDecided, Delivery: Durable})
 	}
 	return h
 }

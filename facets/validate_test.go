@@ -293,7 +293,7 @@ func badCases() []badCase {
 			d.HostEvents.Types = append(d.HostEvents.Types, HostEventType{Type: "acme.deploy-finished", Delivery: Ephemeral})
 		}, "hostEvents.types[1]", ruleEventTypes, "listed twice"},
 		{"negotiation.decided ephemeral", func(d *Declaration, s *Served) {
-			d.HostEvents.Types = []HostEventType{{Type: NegotiationDecided, Delivery: Ephemeral}}
+			d.HostEvents.Types = []HostEventType{{Type: negotiationDecided, Delivery: Ephemeral}}
 		}, "hostEvents.types[0].delivery", ruleHostEventDoc, `must be "durable"`},
 		{"channel.presence durable", func(d *Declaration, s *Served) {
 			d.HostEvents.Types = []HostEventType{{Type: "channel.presence", Delivery: Durable}}
@@ -301,7 +301,7 @@ func badCases() []badCase {
 		{"host events record with no types", func(d *Declaration, s *Served) {
 			d.A2A.AgentCardURL = ""
 			*d = Declaration{HostEvents: &HostEvents{}}
-			d.HostEvents.Normalize()
+			d.HostEvents.normalize()
 			*s = Served{}
 		}, "hostEvents.types", "", "is required"},
 		{"host events witness unknown", func(d *Declaration, s *Served) { d.HostEvents.Witness = "trust-me" },
@@ -318,9 +318,9 @@ func TestBadDeclarations(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d, s := fullHost()
-			d.Normalize()
+			d.normalize()
 			c.mutate(&d, &s)
-			err := v.Validate(testNow, d, s)
+			err := v.validate(testNow, d, s)
 			if !errors.Is(err, ErrInvalidFacet) {
 				t.Fatalf("Validate = %v, want an ErrInvalidFacet", err)
 			}
@@ -348,12 +348,12 @@ func TestBadDeclarations(t *testing.T) {
 func TestAllProblemsJoined(t *testing.T) {
 	v := newTestValidator(t)
 	d, s := fullHost()
-	d.Normalize()
+	d.normalize()
 	d.A2A.PreferredVersion = "1.1"
 	d.MCP.MRTR.MaxRounds = 17
 	d.HostEvents.Types[0].Delivery = "sometimes"
 	s.MCP.Client = false
-	err := v.Validate(testNow, d, s)
+	err := v.validate(testNow, d, s)
 	got := map[string]bool{}
 	for _, fe := range FieldErrors(err) {
 		got[fe.Field] = true
@@ -374,9 +374,9 @@ func TestAllProblemsJoined(t *testing.T) {
 func TestFieldErrorMessage(t *testing.T) {
 	v := newTestValidator(t)
 	d, s := fullHost()
-	d.Normalize()
+	d.normalize()
 	d.A2A.PreferredVersion = "1.1"
-	err := v.Validate(testNow, d, s)
+	err := v.validate(testNow, d, s)
 	const want = `facets: a2a.preferredVersion "1.1" is not in a2a.versions (OpenWOP interop.md §The refresh SLA)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Validate = %v, want exactly %q", err, want)
@@ -388,21 +388,21 @@ func TestFieldErrorMessage(t *testing.T) {
 func TestValidateDoesNotNormalize(t *testing.T) {
 	v := newTestValidator(t)
 	d, s := mcpServerHost()
-	err := v.Validate(testNow, d, s)
+	err := v.validate(testNow, d, s)
 	for _, f := range []string{"mcp.status", "mcp.since", "mcp.witness", "mcp.revisions"} {
 		if !strings.Contains(err.Error(), f+" is required") {
 			t.Errorf("Validate(unnormalized) does not report %s: %v", f, err)
 		}
 	}
-	d.Normalize()
-	if err := v.Validate(testNow, d, s); err != nil {
+	d.normalize()
+	if err := v.validate(testNow, d, s); err != nil {
 		t.Fatalf("Validate(normalized) = %v", err)
 	}
 }
 
 func TestNormalizeDefaults(t *testing.T) {
 	a := &A2A{Versions: []string{"1.0", "1.2", "1.1"}}
-	a.Normalize()
+	a.normalize()
 	if a.Status != StatusStable || a.Since != "2.0" || a.Witness != WitnessSeamGated {
 		t.Errorf("lifecycle defaults = %q %q %q", a.Status, a.Since, a.Witness)
 	}
@@ -410,19 +410,19 @@ func TestNormalizeDefaults(t *testing.T) {
 		t.Errorf("preferred, floor = %q, %q; want newest and oldest", a.PreferredVersion, a.MinimumVersion)
 	}
 	m := &MCP{}
-	m.Normalize()
+	m.normalize()
 	if len(m.Revisions) != 1 || m.Revisions[0] != MCPRevision || m.PreferredVersion != MCPRevision || m.MinimumRevision != MCPRevision {
 		t.Errorf("mcp defaults = %+v", m)
 	}
 	// A host's own choices survive.
 	kept := &A2A{Status: StatusExperimental, Since: "2.1", Witness: WitnessGated, Versions: []string{"1.0", "1.1"}, PreferredVersion: "1.0", MinimumVersion: "1.0"}
-	kept.Normalize()
+	kept.normalize()
 	if kept.Status != StatusExperimental || kept.Since != "2.1" || kept.Witness != WitnessGated || kept.PreferredVersion != "1.0" {
 		t.Errorf("Normalize overwrote host values: %+v", kept)
 	}
 	// Malformed versions leave preferred and floor for validation to name.
 	bad := &A2A{Versions: []string{"1.0", "x"}}
-	bad.Normalize()
+	bad.normalize()
 	if bad.PreferredVersion != "" || bad.MinimumVersion != "" {
 		t.Errorf("Normalize guessed from malformed versions: %+v", bad)
 	}
@@ -448,9 +448,9 @@ func TestPinsMatchTheMap(t *testing.T) {
 func TestRuleMessageReplacesSchemaMessage(t *testing.T) {
 	v := newTestValidator(t)
 	d, s := fullHost()
-	d.Normalize()
+	d.normalize()
 	d.A2A.AgentCardURL = "/agent-card.json" // also not a "uri" to the schema
-	fes := FieldErrors(v.Validate(testNow, d, s))
+	fes := FieldErrors(v.validate(testNow, d, s))
 	if len(fes) != 1 || fes[0].Rule != ruleA2AProfile {
 		t.Fatalf("got %d problems %v, want the one a2a.card message", len(fes), fes)
 	}

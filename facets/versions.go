@@ -3,8 +3,9 @@ package facets
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/version"
 )
 
 // Date is a civil date "YYYY-MM-DD" (refreshedAt, a date until). It is a
@@ -44,51 +45,17 @@ func (d Date) Time() (time.Time, error) {
 // String returns d as written.
 func (d Date) String() string { return string(d) }
 
-// wellFormedRevision accepts exactly "YYYY-MM-DD" naming a real day.
-func wellFormedRevision(s string) bool {
-	if len(s) != len(dateLayout) {
-		return false
-	}
-	_, err := time.Parse(dateLayout, s)
-	return err == nil
-}
+// wellFormedRevision accepts exactly "YYYY-MM-DD" naming a real day: the
+// one grammar of MCP revisions and dates, shared with negotiate.
+func wellFormedRevision(s string) bool { return version.Date(s) }
 
-func compareRevision(a, b string) int { return strings.Compare(a, b) }
+func compareRevision(a, b string) int { return version.CompareDates(a, b) }
 
 // wellFormedMajorMinor accepts the canonical "major.minor": decimal numbers
 // without leading zeros (so one version has one spelling and duplicates are
-// visible), at most nine digits each.
-func wellFormedMajorMinor(s string) bool {
-	major, minor, ok := strings.Cut(s, ".")
-	return ok && canonicalNumber(major) && canonicalNumber(minor)
-}
-
-func canonicalNumber(s string) bool {
-	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+// visible), at most nine digits each — the grammar negotiate reads peers'
+// versions with.
+func wellFormedMajorMinor(s string) bool { return version.MajorMinor(s) }
 
 // compareMajorMinor orders two canonical versions numerically.
-func compareMajorMinor(a, b string) int {
-	amaj, amin, _ := strings.Cut(a, ".")
-	bmaj, bmin, _ := strings.Cut(b, ".")
-	if c := compareNumber(amaj, bmaj); c != 0 {
-		return c
-	}
-	return compareNumber(amin, bmin)
-}
-
-// compareNumber orders canonical decimal strings (no leading zeros).
-func compareNumber(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	return strings.Compare(a, b)
-}
+func compareMajorMinor(a, b string) int { return version.CompareMajorMinor(a, b) }

@@ -8,10 +8,15 @@
 //     The Subject is the only source of tenant, workspace and principal
 //     (OpenWOP v2 interop §Isolation); nothing a client writes into a message
 //     (A2A tenant, contextId, MCP _meta) ever selects one.
-//   - [RunStore] is the host's run engine seen through the nine operations the
-//     interop map names (listWorkflows, createRun, getRun, listRuns,
-//     cancelRun, resolveInterruptByRun, streamRunEvents). An A2A Task and an
-//     MCP task are the host's run; the library keeps no second task store.
+//   - [RunStore] is the host's run engine as seven methods: ListWorkflows
+//     (the caller's workflows, which become A2A skills and MCP tools) and the
+//     six run operations the interop map's rows name — createRun, getRun,
+//     listRuns, cancelRun, resolveInterruptByRun and streamRunEvents
+//     (CreateRun, GetRun, ListRuns, CancelRun, ResolveInterrupt, WatchRun).
+//     The map's seventh operation, getCapabilities, is the host's own
+//     discovery document, not the store's. [InputDeliverer] is an optional
+//     eighth. An A2A Task and an MCP task are the host's run; the library
+//     keeps no second task store.
 //   - [EventSink] receives the audit records the library produces
 //     (negotiation.decided, push dead letters) and places them on a run's
 //     event log or in the tenant's durable host-event stream.

@@ -30,7 +30,7 @@ func BenchmarkUnproject(b *testing.B) {
 	p := Project(benchBound)
 	b.ReportAllocs()
 	for b.Loop() {
-		sink, _ = Unproject(p)
+		sink, _ = unproject(p)
 	}
 }
 
@@ -118,7 +118,7 @@ func TestHotPathAllocations(t *testing.T) {
 		{"ParseID bound", 0, func() { sink, _ = ParseID(benchBound) }},
 		{"Project no escapes", 0, func() { sink = Project("ABCDEFGHIJKLMNOPQRSTUVWXYZ") }},
 		{"Project escapes", 1, func() { sink = Project(benchBound) }},
-		{"Unproject", 1, func() { sink, _ = Unproject(proj) }},
+		{"unproject", 1, func() { sink, _ = unproject(proj) }},
 		{"ParseID projected", 1, func() { sink, _ = ParseID(proj) }},
 		{"CheckReadable", 0, func() { _ = CheckReadable(interop.Subject{Tenant: "acme"}, benchBound) }},
 	}

@@ -10,7 +10,9 @@
 // effectId) is "tenant/opaque" in the grammar of OpenWOP identity.md §5, checked by
 // [ValidBound], [ValidTenant] and [ValidOpaque]. [NewOpaque] and [NewID] mint
 // ids with a 26-character, 130-bit opaque segment that never contains '~'
-// (OpenWOP identity.md §5; interop.md §MCP tasks and cancellation); [NewIDFor] mints in the Subject's tenant of record (OpenWOP RFC 0202 §D.9).
+// (OpenWOP identity.md §5; interop.md §MCP tasks and cancellation); a task
+// started through a routing value is minted in the Subject's tenant of record,
+// never one the value names (OpenWOP RFC 0202 §D.9).
 //
 // Ids inside JSON bodies are always the bound form. On a URL path an id is
 // one projected segment: [Project] turns every byte outside [A-Za-z0-9._-]
@@ -20,7 +22,7 @@
 // Task.id is the bound form; the MCP taskId is the projected form
 // (OpenWOP RFC 0198 §C.5; interop.md §MCP tasks and cancellation). [ParseID] reads every form a client may send (bound, projected,
 // "tenant%2Fopaque") and decodes before matching the grammar (OpenWOP identity.md §5);
-// [Unproject] reverses Project. [ResolveParam] adds the v1/v2 overlap rule
+// [ResolveParam] adds the v1/v2 overlap rule
 // for path parameters: a bare opaque segment binds to the caller's tenant
 // under [BindBare] and is [ErrBareID], a validation error, under
 // [RefuseBare] (OpenWOP identity.md §5).

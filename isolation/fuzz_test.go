@@ -48,30 +48,30 @@ func FuzzParseID(f *testing.F) {
 	})
 }
 
-// FuzzUnproject: Unproject never panics, inverts Project on any bytes, and
+// FuzzUnproject: unproject never panics, inverts Project on any bytes, and
 // anything it decodes re-projects to a string that decodes the same.
 func FuzzUnproject(f *testing.F) {
 	addIDSeeds(f)
 	f.Add("\x00\xff~00~FF")
 	f.Fuzz(func(t *testing.T, s string) {
-		if u, err := Unproject(Project(s)); err != nil || u != s {
-			t.Fatalf("Unproject(Project(%q)) = %q, %v", s, u, err)
+		if u, err := unproject(Project(s)); err != nil || u != s {
+			t.Fatalf("unproject(Project(%q)) = %q, %v", s, u, err)
 		}
-		u, err := Unproject(s)
+		u, err := unproject(s)
 		if err != nil {
 			if !errors.Is(err, ErrMalformedID) || u != "" {
-				t.Fatalf("Unproject(%q) = %q, %v", s, u, err)
+				t.Fatalf("unproject(%q) = %q, %v", s, u, err)
 			}
 			if !strings.Contains(s, "~") {
-				t.Fatalf("Unproject refused %q, which has no escape", s)
+				t.Fatalf("unproject refused %q, which has no escape", s)
 			}
 			return
 		}
 		if len(u) > len(s) {
-			t.Fatalf("Unproject(%q) = %q grew", s, u)
+			t.Fatalf("unproject(%q) = %q grew", s, u)
 		}
-		if again, err := Unproject(Project(u)); err != nil || again != u {
-			t.Fatalf("Unproject(Project(%q)) = %q, %v", u, again, err)
+		if again, err := unproject(Project(u)); err != nil || again != u {
+			t.Fatalf("unproject(Project(%q)) = %q, %v", u, again, err)
 		}
 	})
 }

@@ -19,7 +19,7 @@ var ErrNotFound = fmt.Errorf("isolation: %w", interop.ErrNotFound)
 // [GateError] and [CheckReadable] turn it into [ErrNotFound].
 var ErrTenantMismatch = errors.New("isolation: id tenant segment is not the caller's")
 
-// Readable reports whether the tenant segment of the bound id equals the
+// readable reports whether the tenant segment of the bound id equals the
 // Subject's tenant. A malformed id, an id in projected or percent-encoded
 // form (parse it first with [ParseID] or [ResolveParam]) and any id seen by
 // a Subject without a tenant are not readable.
@@ -28,7 +28,7 @@ var ErrTenantMismatch = errors.New("isolation: id tenant segment is not the call
 // never be readable before a store is asked, but a readable tenant segment
 // says nothing about workspace, principal or scope. The [interop.RunStore]
 // still decides, and its refusals go through [GateError].
-func Readable(s interop.Subject, id string) bool {
+func readable(s interop.Subject, id string) bool {
 	return MatchTenant(s, id) == nil
 }
 

@@ -36,8 +36,8 @@ func TestReadable(t *testing.T) {
 		{"subject without tenant, empty tenant segment", interop.Subject{}, "/" + op, false},
 	}
 	for _, tc := range tests {
-		if got := Readable(tc.s, tc.id); got != tc.want {
-			t.Errorf("%s: Readable(%q, %q) = %t, want %t", tc.name, tc.s.Tenant, tc.id, got, tc.want)
+		if got := readable(tc.s, tc.id); got != tc.want {
+			t.Errorf("%s: readable(%q, %q) = %t, want %t", tc.name, tc.s.Tenant, tc.id, got, tc.want)
 		}
 		err := CheckReadable(tc.s, tc.id)
 		if tc.want && err != nil {
@@ -71,7 +71,7 @@ func TestCheckReadableMessageIsIndependentOfTheID(t *testing.T) {
 	for _, id := range []string{"other/" + op, "secret-tenant/" + op, "acme/" + op15, "", "x"} {
 		err := CheckReadable(s, id)
 		if !errors.Is(err, interop.ErrNotFound) {
-			t.Fatalf("CheckReadable(%q) = %v, want ErrNotFound", id, err)
+			t.Fatalf("Checkreadable(%q) = %v, want ErrNotFound", id, err)
 		}
 		if id != "" && strings.Contains(err.Error(), id) || strings.Contains(err.Error(), "secret-tenant") {
 			t.Fatalf("message %q names the id", err)

@@ -1,14 +1,11 @@
 package isolation
 
 import (
-	"flag"
-	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"regexp"
 	"testing"
-)
 
-// update rewrites the golden files under testdata/ from the current output.
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
+)
 
 // The grammars of OpenWOP identity.md §5 and RFC 0202 §B, written out independently of the
 // hand-rolled validators so each checks the other.
@@ -25,5 +22,5 @@ var (
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	goldenfile.Check(t, name, got, *update)
+	goldenfile.Check(t, name, got)
 }

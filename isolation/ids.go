@@ -126,13 +126,13 @@ func Project(id string) string {
 	return b.String()
 }
 
-// Unproject reverses [Project]: Unproject(Project(x)) == x for every byte
+// unproject reverses [Project]: unproject(Project(x)) == x for every byte
 // string x. It fails on a '~' not followed by two hex digits, so a lone or
 // truncated escape is refused rather than passed through; a double-projected
 // id decodes to a string without '/', which [ParseID] then refuses. Like the
 // conformance suite's codec it also reads lowercase hex and escapes of bytes
 // Project leaves alone; [Project] remains the one spelling the host emits.
-func Unproject(s string) (string, error) {
+func unproject(s string) (string, error) {
 	if strings.IndexByte(s, '~') < 0 {
 		return s, nil
 	}
@@ -199,7 +199,7 @@ func ParseID(s string) (string, error) {
 		}
 		s = dec
 	}
-	dec, err := Unproject(s)
+	dec, err := unproject(s)
 	if err != nil || !ValidBound(dec) {
 		return "", ErrMalformedID
 	}

@@ -215,8 +215,8 @@ func TestProjectRoundTrip(t *testing.T) {
 				t.Fatalf("ParseID(%q) = %q, %v; want %q", form, got, err, id)
 			}
 		}
-		if u, err := Unproject(p); err != nil || u != id {
-			t.Fatalf("Unproject(%q) = %q, %v", p, u, err)
+		if u, err := unproject(p); err != nil || u != id {
+			t.Fatalf("unproject(%q) = %q, %v", p, u, err)
 		}
 	}
 }
@@ -237,8 +237,8 @@ func TestProjectEscapesEveryByteOutsideTheSet(t *testing.T) {
 		if p != want {
 			t.Errorf("Project(byte %#x) = %q, want %q", c, p, want)
 		}
-		if u, err := Unproject(p); err != nil || u != s {
-			t.Errorf("Unproject(%q) = %q, %v; want %q", p, u, err, s)
+		if u, err := unproject(p); err != nil || u != s {
+			t.Errorf("unproject(%q) = %q, %v; want %q", p, u, err, s)
 		}
 	}
 }
@@ -286,15 +286,15 @@ func TestUnproject(t *testing.T) {
 		{"a~2Fb~", "", false},
 	}
 	for _, tc := range tests {
-		got, err := Unproject(tc.in)
+		got, err := unproject(tc.in)
 		if tc.ok {
 			if err != nil || got != tc.want {
-				t.Errorf("Unproject(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+				t.Errorf("unproject(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 			}
 			continue
 		}
 		if !errors.Is(err, ErrMalformedID) || got != "" {
-			t.Errorf("Unproject(%q) = %q, %v; want ErrMalformedID", tc.in, got, err)
+			t.Errorf("unproject(%q) = %q, %v; want ErrMalformedID", tc.in, got, err)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func bareSegment(raw string) (string, bool) {
 	if strings.IndexByte(s, '/') >= 0 {
 		return "", false
 	}
-	if dec, err := Unproject(s); err == nil && strings.IndexByte(dec, '/') >= 0 {
+	if dec, err := unproject(s); err == nil && strings.IndexByte(dec, '/') >= 0 {
 		return "", false
 	}
 	if !ValidOpaque(s) {
@@ -87,10 +87,10 @@ func bareSegment(raw string) (string, bool) {
 	return s, true
 }
 
-// NewIDFor mints a fresh tenant-bound id in the Subject's tenant of record.
+// newIDFor mints a fresh tenant-bound id in the Subject's tenant of record.
 // A task started through a per-agent routing value is a run of the caller's
 // tenant (OpenWOP RFC 0202 §D.9): the tenant comes from the Subject, never from a routing
 // value, a contextId or a client-written tenant field.
-func NewIDFor(s interop.Subject) (string, error) {
+func newIDFor(s interop.Subject) (string, error) {
 	return NewID(s.Tenant)
 }

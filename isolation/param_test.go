@@ -87,11 +87,11 @@ func TestResolveParam(t *testing.T) {
 
 func TestNewIDFor(t *testing.T) {
 	s := interop.Subject{Tenant: "acme", Principal: "u1", Authenticated: true}
-	id, err := NewIDFor(s)
-	if err != nil || TenantOf(id) != "acme" || !Readable(s, id) {
-		t.Fatalf("NewIDFor = %q, %v", id, err)
+	id, err := newIDFor(s)
+	if err != nil || TenantOf(id) != "acme" || !readable(s, id) {
+		t.Fatalf("newIDFor = %q, %v", id, err)
 	}
-	if id, err := NewIDFor(interop.Subject{}); !errors.Is(err, ErrMalformedID) || id != "" {
-		t.Fatalf("NewIDFor(no tenant) = %q, %v; want ErrMalformedID", id, err)
+	if id, err := newIDFor(interop.Subject{}); !errors.Is(err, ErrMalformedID) || id != "" {
+		t.Fatalf("newIDFor(no tenant) = %q, %v; want ErrMalformedID", id, err)
 	}
 }

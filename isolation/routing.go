@@ -23,16 +23,16 @@ const (
 	// be weaker than the hash it keys (RFC 2104 §3 advises against it).
 	MinRoutingSecretLen = 32
 
-	// RoutingValueLen is the length of every routing value: 24 base64url
+	// routingValueLen is the length of every routing value: 24 base64url
 	// characters, the first 18 bytes (144 bits) of the MAC. 144 bits keeps
 	// two agents from ever sharing a value (the birthday bound is near 2^72
 	// agents), keeps a forged value hopeless to guess, and is a whole number
 	// of base64 characters, so every value has exactly one spelling. It is
 	// above the 22 characters the conformance suite uses as its proxy for
 	// 128 bits, and short enough for a path segment or a JSON field.
-	RoutingValueLen = 24
+	routingValueLen = 24
 
-	routingMACLen = RoutingValueLen * 6 / 8
+	routingMACLen = routingValueLen * 6 / 8
 	// routingDomain separates this MAC from any other use of the secret.
 	routingDomain = "a2a-tenant"
 )
@@ -53,7 +53,7 @@ var ErrUnknownRoutingValue = fmt.Errorf("isolation: routing value: %w", interop.
 // version derives the same values, so nothing is stored.
 //
 // R is HMAC-SHA256 over a domain label, the host version and the agent id,
-// keyed with the host secret, truncated to [RoutingValueLen] base64url
+// keyed with the host secret, truncated to routingValueLen base64url
 // characters. The only per-call input is the agent id: R cannot encode a
 // tenant, workspace or principal because no method accepts one. As a
 // consequence, one agent id installed in two tenants has one R; that is
@@ -118,7 +118,7 @@ func (k *RoutingKeys) Derive(agentID string) string {
 	m := k.currentMACs.Get().(*routingMAC)
 	defer k.currentMACs.Put(m)
 	m.msg = routingMessage(m.msg[:0], k.hostVersion, agentID)
-	var out [RoutingValueLen]byte
+	var out [routingValueLen]byte
 	base64.RawURLEncoding.Encode(out[:], m.compute(m.msg))
 	return string(out[:])
 }
@@ -213,7 +213,7 @@ func (k RoutingKeys) LogValue() slog.Value {
 // characters of the unpadded base64url alphabet. The explicit checks come
 // first because the base64 decoder would otherwise skip '\r' and '\n'.
 func decodeRoutingValue(r string, out *[routingMACLen]byte) bool {
-	if len(r) != RoutingValueLen {
+	if len(r) != routingValueLen {
 		return false
 	}
 	for i := 0; i < len(r); i++ {

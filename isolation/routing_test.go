@@ -58,8 +58,8 @@ func TestDeriveShape(t *testing.T) {
 	k := mustKeys(t, testSecret('a'), "1.0")
 	for i := range 500 {
 		r := k.Derive(fmt.Sprintf("agent-%d", i))
-		if len(r) != RoutingValueLen || !routingRE.MatchString(r) || strings.ContainsAny(r, ".~=") {
-			t.Fatalf("Derive = %q: want %d characters of the OpenWOP RFC 0202 §B grammar", r, RoutingValueLen)
+		if len(r) != routingValueLen || !routingRE.MatchString(r) || strings.ContainsAny(r, ".~=") {
+			t.Fatalf("Derive = %q: want %d characters of the OpenWOP RFC 0202 §B grammar", r, routingValueLen)
 		}
 	}
 }
@@ -189,7 +189,7 @@ func TestResolve(t *testing.T) {
 		"never minted":                  "AAAAAAAAAAAAAAAAAAAAAAAA",
 		"case flipped":                  string(flipped),
 		"empty":                         "",
-		"too short":                     valid[:RoutingValueLen-1],
+		"too short":                     valid[:routingValueLen-1],
 		"too long":                      valid + "A",
 		"grammar dot":                   valid[:23] + ".",
 		"grammar tilde":                 valid[:23] + "~",

@@ -199,7 +199,7 @@ func TestAuditorCountsWhatNeverArrives(t *testing.T) {
 		}
 	}
 	all := logs.lines("")
-	for _, secret := range []string{"tenant-secret", "ws-secret", "peer.example", PeerDigest("https://peer.example"), "0.1", "below-floor"} {
+	for _, secret := range []string{"tenant-secret", "ws-secret", "peer.example", peerDigest("https://peer.example"), "0.1", "below-floor"} {
 		for _, l := range all {
 			if strings.Contains(l, secret) {
 				t.Errorf("log line carries record content %q: %s", secret, l)

@@ -14,7 +14,7 @@ func BenchmarkInboundDecision(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d := p.Inbound("1.0", peer)
-		buf = d.AppendRecord(buf[:0])
+		buf = d.appendRecord(buf[:0])
 	}
 }
 
@@ -26,7 +26,7 @@ func BenchmarkInboundDecisionNoOrigin(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d := p.Inbound("1.0", Peer{Authenticated: true})
-		buf = d.AppendRecord(buf[:0])
+		buf = d.appendRecord(buf[:0])
 	}
 }
 

@@ -7,7 +7,8 @@
 // floor. [Policy.Inbound] decides the version of a request the host
 // receives (from A2A-Version, or MCP-Protocol-Version / _meta
 // protocolVersion); [Policy.Outbound] decides the version the host uses as a
-// client from what a peer advertises. A decision is a value: the protocol
+// client from what a peer advertises (no client of the library calls it
+// yet). A decision is a value: the protocol
 // bindings own the wire shape of a refusal (A2A -32009 with
 // supportedVersions, MCP -32022 with data.supported).
 //
@@ -23,7 +24,10 @@
 //   - A downgrade between floor and preferred is granted only to an
 //     authenticated peer under a policy that allows it; an unauthenticated
 //     exchange never lowers the version below preferred (OpenWOP interop.md §Negotiation is a protocol, §Downgrade above the floor).
-//   - Patch numbers are never negotiated: "1.0.1" is read as "1.0".
+//   - Versions are read in the one grammar facets declares them in
+//     (internal/version): A2A "major.minor" without leading zeros, MCP
+//     revisions real calendar days ("2026-02-31" is malformed). Patch
+//     numbers are never negotiated: "1.0.1" is read as "1.0".
 //   - A malformed value is refused as unsupported and never copied into the
 //     record, which therefore cannot carry what a peer wrote there.
 //

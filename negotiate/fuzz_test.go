@@ -21,7 +21,7 @@ func FuzzInbound(f *testing.F) {
 			if d.Outcome != Accepted && d.Outcome != Refused {
 				t.Fatalf("outcome %q", d.Outcome)
 			}
-			if d.Accepted() && !p.Offers(d.Version) {
+			if d.Accepted() && !p.offers(d.Version) {
 				t.Fatalf("accepted unoffered %q", d.Version)
 			}
 			var m map[string]string

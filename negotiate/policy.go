@@ -124,8 +124,8 @@ func (p *Policy) Floor() string { return p.floor }
 // is shared; callers must not modify it.
 func (p *Policy) Offered() []string { return p.offered }
 
-// Offers reports whether v is offered exactly.
-func (p *Policy) Offers(v string) bool { return slices.Contains(p.offered, v) }
+// offers reports whether v is offered exactly.
+func (p *Policy) offers(v string) bool { return slices.Contains(p.offered, v) }
 
 // Peer describes the other side of an exchange.
 type Peer struct {
@@ -170,7 +170,7 @@ func (p *Policy) decision(peer Peer) Decision {
 		Protocol:   p.protocol,
 		Floor:      p.floor,
 		Supported:  p.offered,
-		PeerDigest: PeerDigest(peer.Origin),
+		PeerDigest: peerDigest(peer.Origin),
 		At:         p.now().UTC(),
 	}
 }
@@ -219,7 +219,7 @@ func (p *Policy) Inbound(requested string, peer Peer) Decision {
 	switch {
 	case compare(p.protocol, v, p.floor) < 0:
 		return d.refuse(ReasonBelowFloor)
-	case !p.Offers(v):
+	case !p.offers(v):
 		return d.refuse(ReasonUnsupported)
 	case compare(p.protocol, v, p.preferred) >= 0:
 		return d.accept(v, ReasonOK)
@@ -287,7 +287,7 @@ func (p *Policy) Outbound(peerOffers []string, peer Peer) Decision {
 			peerHasBelowFloor = true
 			continue
 		}
-		if !p.Offers(v) {
+		if !p.offers(v) {
 			continue
 		}
 		if v == p.preferred {

@@ -80,7 +80,8 @@ func TestInboundA2A(t *testing.T) {
 		{"malformed header", a2aPolicy(t, true), "one.zero", authed, want{Refused, ReasonUnsupported, "", ""}},
 		{"malformed host name in header", a2aPolicy(t, true), "peer.example", authed, want{Refused, ReasonUnsupported, "", ""}},
 		{"major only", a2aPolicy(t, true), "1", authed, want{Refused, ReasonUnsupported, "", ""}},
-		{"leading zeros compare numerically", a2aPolicy(t, true), "01.00", authed, want{Refused, ReasonUnsupported, "", "01.00"}},
+		{"leading zeros are not a version", a2aPolicy(t, true), "01.00", authed, want{Refused, ReasonUnsupported, "", ""}},
+		{"patch with a leading zero", a2aPolicy(t, true), "1.0.01", authed, want{Refused, ReasonUnsupported, "", ""}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,6 +124,9 @@ func TestInboundMCP(t *testing.T) {
 		{"older offered revision, unauthenticated", twoEras, "2025-11-25", anon, want{Refused, ReasonUnauthenticated, "", "2025-11-25"}},
 		{"older offered revision, policy forbids downgrade", twoErasStrict, "2025-11-25", authed, want{Refused, ReasonUnsupported, "", "2025-11-25"}},
 		{"malformed revision", current, "2026-13-40", authed, want{Refused, ReasonUnsupported, "", ""}},
+		{"no such day", current, "2026-02-31", authed, want{Refused, ReasonUnsupported, "", ""}},
+		{"no such day below the floor", current, "2025-02-29", authed, want{Refused, ReasonUnsupported, "", ""}},
+		{"leap day", twoEras, "2024-02-29", authed, want{Refused, ReasonBelowFloor, "", "2024-02-29"}},
 		{"malformed a2a-style value", current, "1.0", authed, want{Refused, ReasonUnsupported, "", ""}},
 	}
 	for _, c := range cases {
@@ -152,7 +156,7 @@ func TestUnauthenticated(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.policy.Unauthenticated(c.requested, Peer{Origin: "https://peer.example"})
 			check(t, d, c.want)
-			if d.RequestedRaw != c.requested || d.Floor != c.policy.Floor() || d.PeerDigest != PeerDigest("https://peer.example") {
+			if d.RequestedRaw != c.requested || d.Floor != c.policy.Floor() || d.PeerDigest != peerDigest("https://peer.example") {
 				t.Errorf("RequestedRaw/Floor/PeerDigest = %q/%q/%q", d.RequestedRaw, d.Floor, d.PeerDigest)
 			}
 		})
@@ -212,7 +216,7 @@ func TestNeverBelowFloorOrPreferredWhenUnauthenticated(t *testing.T) {
 				if !auth && d.Version != p.Preferred() {
 					t.Errorf("%s unauthenticated accepted %s, not preferred", v, d.Version)
 				}
-				if !p.Offers(d.Version) {
+				if !p.offers(d.Version) {
 					t.Errorf("%s accepted unoffered %s", v, d.Version)
 				}
 			}
@@ -235,6 +239,8 @@ func TestNewPolicyRefusesBadConfig(t *testing.T) {
 		{"floor not offered", Config{Protocol: A2A, Offered: []string{"1.0"}, Preferred: "1.0", Floor: "0.3"}, "floor"},
 		{"floor above preferred", Config{Protocol: A2A, Offered: []string{"1.0", "0.3"}, Preferred: "0.3", Floor: "1.0"}, "above preferred"},
 		{"mcp revision not a date", Config{Protocol: MCP, Offered: []string{"2026-7-28"}, Preferred: "2026-7-28", Floor: "2026-7-28"}, "not well formed"},
+		{"mcp revision no such day", Config{Protocol: MCP, Offered: []string{"2026-02-31"}, Preferred: "2026-02-31", Floor: "2026-02-31"}, "not well formed"},
+		{"a2a leading zero offered", Config{Protocol: A2A, Offered: []string{"01.0"}, Preferred: "01.0", Floor: "01.0"}, "not well formed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,11 +12,11 @@ import (
 // EventType is the run-event and host-event type of the audit record.
 const EventType = "negotiation.decided"
 
-// PeerDigest returns the lowercase hex SHA-256 of the serialized origin of
+// peerDigest returns the lowercase hex SHA-256 of the serialized origin of
 // peer ("scheme://host[:port]", default port omitted, no path), or "" when
 // peer has no usable origin. Only the digest ever enters a record, so a
 // record never names its peer in clear (OpenWOP interop.md §The audit event).
-func PeerDigest(peer string) string {
+func peerDigest(peer string) string {
 	if peer == "" {
 		return ""
 	}
@@ -64,13 +64,13 @@ func Origin(raw string) (string, bool) {
 	return scheme + "://" + host, true
 }
 
-// AppendRecord appends the negotiation.decided payload of d as JSON to dst.
+// appendRecord appends the negotiation.decided payload of d as JSON to dst.
 // The payload is closed and content-free: protocol, outcome, at, and when
 // known version, floor, requested, reason and peerDigest — nothing else
 // about the peer. The encoder is hand-written because it runs on every
 // request; values a Policy produces need no escaping, but a hand-built
 // Decision is escaped all the same.
-func (d Decision) AppendRecord(dst []byte) []byte {
+func (d Decision) appendRecord(dst []byte) []byte {
 	dst = append(dst, `{"protocol":`...)
 	dst = appendString(dst, string(d.Protocol))
 	dst = append(dst, `,"outcome":`...)
@@ -87,7 +87,7 @@ func (d Decision) AppendRecord(dst []byte) []byte {
 }
 
 // Record returns the negotiation.decided payload of d as a JSON document.
-func (d Decision) Record() []byte { return d.AppendRecord(make([]byte, 0, 256)) }
+func (d Decision) Record() []byte { return d.appendRecord(make([]byte, 0, 256)) }
 
 func appendField(dst []byte, name, value string) []byte {
 	if value == "" {

@@ -4,20 +4,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
-	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/internal/sharedspec"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	goldenfile.Check(t, name, got, *update)
+	goldenfile.Check(t, name, got)
 }
 
 func sha(s string) string {
@@ -41,16 +38,16 @@ func TestOrigin(t *testing.T) {
 		if !ok || got != c.want {
 			t.Errorf("Origin(%q) = %q, %v; want %q", c.in, got, ok, c.want)
 		}
-		if d := PeerDigest(c.in); d != sha(c.want) {
-			t.Errorf("PeerDigest(%q) = %s, want sha256(%q)", c.in, d, c.want)
+		if d := peerDigest(c.in); d != sha(c.want) {
+			t.Errorf("peerDigest(%q) = %s, want sha256(%q)", c.in, d, c.want)
 		}
 	}
 	for _, bad := range []string{"", "agent.example", "/relative", "ftp://agent.example", "https://", "https://agent.example:99999", "https://agent.example:x", "mailto:a@b"} {
 		if got, ok := Origin(bad); ok {
 			t.Errorf("Origin(%q) = %q, want refusal", bad, got)
 		}
-		if d := PeerDigest(bad); d != "" {
-			t.Errorf("PeerDigest(%q) = %q, want empty", bad, d)
+		if d := peerDigest(bad); d != "" {
+			t.Errorf("peerDigest(%q) = %q, want empty", bad, d)
 		}
 	}
 }

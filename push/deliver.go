@@ -17,8 +17,8 @@ import (
 // pushes in run order; lanes run concurrently up to Options.Concurrency
 // attempts in flight. A lane's goroutine exists while it has work.
 
-// ContentType is the media type of every push body (OpenWOP RFC 0214 §C).
-const ContentType = "application/a2a+json"
+// contentType is the media type of every push body (OpenWOP RFC 0214 §C).
+const contentType = "application/a2a+json"
 
 // Status classes of a failed attempt, as the dead letter reports the
 // last one.
@@ -297,7 +297,7 @@ func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body 
 		return outcome{class: classRefused}
 	}
 	// Header maps are written directly: the names are canonical already.
-	req.Header["Content-Type"] = []string{ContentType}
+	req.Header["Content-Type"] = []string{contentType}
 	req.Header["User-Agent"] = []string{"wopinterop-push"}
 	if auth := authorization(rec.Scheme, secret); auth != "" {
 		req.Header["Authorization"] = []string{auth}

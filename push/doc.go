@@ -37,7 +37,7 @@
 //
 // [Service.Register], [Service.Get], [Service.List] and [Service.Delete]
 // are the push-config operations (OpenWOP interop map, a2a.operations; RFC 0214 §A, §E). A task may hold several
-// configs; a config id is the client's or a random one ([MintConfigID]),
+// configs; a config id is the client's or a random one,
 // never encoding tenant, workspace or principal. The token and the
 // authentication credentials are sealed in a [Vault] and the config
 // record ([Record], kept by a [ConfigStore]) holds only the reference, so

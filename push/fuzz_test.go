@@ -36,7 +36,7 @@ func (r hashResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 // addresses unless allowlisted, and its origin is a fixed point of the
 // origin parser.
 func FuzzCheck(f *testing.F) {
-	for _, c := range refusedDestinations() {
+	for _, c := range refusedDestinations(f) {
 		f.Add(c.url)
 	}
 	for _, u := range []string{

@@ -1,35 +1,20 @@
 package push
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/internal/golden"
 )
 
-// updateGolden rewrites testdata/golden: go test ./push -run Golden -update
-var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
+// checkGolden compares a push body with testdata/golden/name; refresh with
+// go test ./push -run Golden -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *updateGolden {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Fatalf("%s differs:\n got %s\nwant %s", name, got, want)
-	}
+	golden.Check(t, "golden/"+name, got)
 }
 
 func TestGoldenBodies(t *testing.T) {
@@ -58,7 +43,7 @@ func TestGoldenBodies(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := EncodeBody(c.ev)
+			b, err := encodeBody(c.ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +54,7 @@ func TestGoldenBodies(t *testing.T) {
 			checkGolden(t, c.name, b)
 		})
 	}
-	if _, err := EncodeBody(nil); err == nil {
+	if _, err := encodeBody(nil); err == nil {
 		t.Fatal("a nil event encoded")
 	}
 }

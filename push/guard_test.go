@@ -17,30 +17,43 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wopinterop/wopinterop/internal/fixture"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 )
+
+// destinationCorpus is the shared fixture testdata/push/destinations.json:
+// the push-destination forms every guard must refuse (OpenWOP interop.md
+// §A2A push delivery; RFC 0214), with the DNS the names in it resolve
+// through and the one allowlisted origin beside which some of them sit.
+// Another package's tests (the A2A push-config operations) refuse the same
+// forms by reading the same file.
+type destinationCorpus struct {
+	AllowOrigin string              `json:"allowOrigin"`
+	DNS         map[string][]string `json:"dns"`
+	Refused     []struct {
+		Form   string `json:"form"`
+		URL    string `json:"url"`
+		Reason Reason `json:"reason"`
+		Note   string `json:"note"`
+	} `json:"refused"`
+}
+
+func destinations(t testing.TB) destinationCorpus {
+	t.Helper()
+	var c destinationCorpus
+	fixture.JSON(t, "push/destinations.json", &c)
+	if c.AllowOrigin != guardAllow {
+		t.Fatalf("destinations.json allows %q, the tests %q", c.AllowOrigin, guardAllow)
+	}
+	return c
+}
 
 // guardDNS is the DNS of the guard tests. Every public answer is a
 // documentation-free public address that is never dialled: the tests'
 // dialer refuses anything but 127.0.0.1.
-func guardDNS() *fakeResolver {
-	r := newResolver(map[string][]string{
-		"hooks.partner.net":    {"93.184.216.34"},
-		"v6.partner.net":       {"2606:4700:4700::1111"},
-		"internal.partner.net": {"10.0.0.5"},
-		"mixed.partner.net":    {"93.184.216.34", "10.1.1.1"},
-		"meta.partner.net":     {"169.254.169.254"},
-		"ula.partner.net":      {"fd00::1"},
-		"mapped.partner.net":   {"::ffff:192.168.1.1"},
-		"loop.partner.net":     {"127.0.0.1"},
-		"loop6.partner.net":    {"::1"},
-		"cgnat.partner.net":    {"100.64.1.1"},
-		"nat64.partner.net":    {"64:ff9b::7f00:1"},
-		"127.0.0.1.nip.io":     {"127.0.0.1"},
-		"zone.partner.net":     {"fe80::1%eth0"},
-		"empty.partner.net":    {},
-	})
-	return r
+func guardDNS(t testing.TB) *fakeResolver {
+	t.Helper()
+	return newResolver(destinations(t).DNS)
 }
 
 // guardAllow is the allowlisted origin of the guard tests.
@@ -48,143 +61,30 @@ const guardAllow = "http://127.0.0.1:8080"
 
 // refusedDestinations: every form must be refused at registration (Check)
 // and at delivery, with the reason given.
-func refusedDestinations() []struct {
+func refusedDestinations(t testing.TB) []struct {
 	url    string
 	reason Reason
 } {
-	return []struct {
+	t.Helper()
+	known := []Reason{ReasonScheme, ReasonURL, ReasonUserinfo, ReasonPort, ReasonHost, ReasonResolve, ReasonAddress}
+	var out []struct {
 		url    string
 		reason Reason
-	}{
-		// scheme
-		{"http://hooks.partner.net/", ReasonScheme},
-		{"ftp://hooks.partner.net/", ReasonScheme},
-		{"file:///etc/passwd", ReasonScheme},
-		{"javascript:alert(1)", ReasonScheme},
-		{"gopher://hooks.partner.net:70/", ReasonScheme},
-		{"/relative/hook", ReasonScheme},
-		{"//hooks.partner.net/hook", ReasonScheme},
-		// URL form
-		{"", ReasonURL},
-		{"https:hooks.partner.net", ReasonURL},
-		{"https:/hooks.partner.net", ReasonURL},
-		{"https://", ReasonURL},
-		{"https://hooks.partner.net/#frag", ReasonURL},
-		{"https://hooks.partner.net/#", ReasonURL},
-		{"https://hooks.partner.net/\r\nX-Injected: 1", ReasonURL},
-		{"https://hooks.partner.net/" + strings.Repeat("a", maxURLLength), ReasonURL},
-		{"https://%6c%6f%63%61%6c%68%6f%73%74/", ReasonURL},
-		{"https://hooks.partner.net:80:443/", ReasonURL},
-		// userinfo tricks
-		{"https://user:pass@hooks.partner.net/", ReasonUserinfo},
-		{"https://hooks.partner.net@127.0.0.1/", ReasonUserinfo},
-		{"https://127.0.0.1:443@hooks.partner.net/", ReasonUserinfo},
-		{"https://@hooks.partner.net/", ReasonUserinfo},
-		{"http://user@127.0.0.1:8080/", ReasonUserinfo}, // even on the allowlisted origin
-		// port tricks
-		{"https://hooks.partner.net:0/", ReasonPort},
-		{"https://hooks.partner.net:99999/", ReasonPort},
-		{"https://hooks.partner.net:0443/", ReasonPort},
-		{"https://hooks.partner.net:/", ReasonPort},
-		// IPv4 in notations resolvers disagree on
-		{"http://2130706433/", ReasonHost},
-		{"https://2130706433/", ReasonHost},
-		{"https://0x7f.1/", ReasonHost},
-		{"https://0177.0.0.1/", ReasonHost},
-		{"https://127.1/", ReasonHost},
-		{"https://0x7f000001/", ReasonHost},
-		{"https://017700000001/", ReasonHost},
-		{"https://0/", ReasonHost},
-		{"https://0x7f.0x0.0x0.0x1/", ReasonHost},
-		{"https://127.0.0.1.5/", ReasonHost},
-		{"https://1.2.3.0x4/", ReasonHost},
-		// names
-		{"https://localhost/", ReasonHost},
-		{"https://LOCALHOST./", ReasonHost},
-		{"https://localhost:8443/hook", ReasonHost},
-		{"https://api.localhost/", ReasonHost},
-		{"https://printer.local/", ReasonHost},
-		{"https://metadata.google.internal/computeMetadata/v1/", ReasonHost},
-		{"https://router.home.arpa/", ReasonHost},
-		{"https://x.invalid/", ReasonHost},
-		{"https://intranet/", ReasonHost},
-		{"https://ｌｏｃａｌｈｏｓｔ/", ReasonHost},
-		{"https://bad-.partner.net/", ReasonHost},
-		{"https://hooks..partner.net/", ReasonHost},
-		{"https://[fe80::1%25eth0]/", ReasonHost},
-		{"https://[::1%25lo]/", ReasonHost},
-		// IPv4 literals
-		{"https://127.0.0.1/", ReasonAddress},
-		{"https://127.0.0.1./", ReasonAddress},
-		{"https://127.255.255.254:8443/", ReasonAddress},
-		{"https://0.0.0.0/", ReasonAddress},
-		{"https://0.1.2.3/", ReasonAddress},
-		{"https://10.0.0.1/", ReasonAddress},
-		{"https://172.16.0.1/", ReasonAddress},
-		{"https://172.31.255.255/", ReasonAddress},
-		{"https://192.168.1.1/", ReasonAddress},
-		{"https://169.254.169.254/latest/meta-data/", ReasonAddress},
-		{"https://169.254.0.1/", ReasonAddress},
-		{"https://100.64.0.1/", ReasonAddress},
-		{"https://100.127.255.254/", ReasonAddress},
-		{"https://192.0.0.8/", ReasonAddress},
-		{"https://192.0.2.10/", ReasonAddress},
-		{"https://192.88.99.1/", ReasonAddress},
-		{"https://198.18.0.1/", ReasonAddress},
-		{"https://198.19.255.254/", ReasonAddress},
-		{"https://198.51.100.7/", ReasonAddress},
-		{"https://203.0.113.9/", ReasonAddress},
-		{"https://224.0.0.1/", ReasonAddress},
-		{"https://239.255.255.250/", ReasonAddress},
-		{"https://240.0.0.1/", ReasonAddress},
-		{"https://255.255.255.255/", ReasonAddress},
-		// IPv6 literals
-		{"https://[::1]/", ReasonAddress},
-		{"https://[::]/", ReasonAddress},
-		{"https://[0:0:0:0:0:0:0:1]/", ReasonAddress},
-		{"https://[::ffff:127.0.0.1]/", ReasonAddress},
-		{"https://[::ffff:7f00:1]/", ReasonAddress},
-		{"https://[::FFFF:10.0.0.1]:8443/", ReasonAddress},
-		{"https://[::ffff:169.254.169.254]/", ReasonAddress},
-		{"https://[::ffff:0:0]/", ReasonAddress},
-		{"https://[::127.0.0.1]/", ReasonAddress},
-		{"https://[::a9fe:a9fe]/", ReasonAddress},
-		{"https://[64:ff9b::127.0.0.1]/", ReasonAddress},
-		{"https://[64:ff9b::a00:1]/", ReasonAddress},
-		{"https://[64:ff9b:1::808:808]/", ReasonAddress},
-		{"https://[2002:7f00:1::1]/", ReasonAddress},
-		{"https://[2002:c0a8:101::1]/", ReasonAddress},
-		{"https://[2001:0:7f00:1::1]/", ReasonAddress},
-		{"https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", ReasonAddress},
-		{"https://[fc00::1]/", ReasonAddress},
-		{"https://[fd12:3456:789a::1]/", ReasonAddress},
-		{"https://[fe80::1]/", ReasonAddress},
-		{"https://[fec0::1]/", ReasonAddress},
-		{"https://[ff02::1]/", ReasonAddress},
-		{"https://[100::1]/", ReasonAddress},
-		{"https://[2001:db8::1]/", ReasonAddress},
-		{"https://[3fff::1]/", ReasonAddress},
-		{"https://[5f00::1]/", ReasonAddress},
-		// names resolving where they must not
-		{"https://internal.partner.net/", ReasonAddress},
-		{"https://mixed.partner.net/", ReasonAddress},
-		{"https://meta.partner.net/", ReasonAddress},
-		{"https://ula.partner.net/", ReasonAddress},
-		{"https://mapped.partner.net/", ReasonAddress},
-		{"https://loop.partner.net/", ReasonAddress},
-		{"https://loop6.partner.net/", ReasonAddress},
-		{"https://cgnat.partner.net/", ReasonAddress},
-		{"https://nat64.partner.net/", ReasonAddress},
-		{"https://127.0.0.1.nip.io/", ReasonAddress},
-		{"https://zone.partner.net/", ReasonAddress},
-		{"https://nxdomain.partner.net/", ReasonResolve},
-		{"https://empty.partner.net/", ReasonResolve},
-		// next to the allowlisted origin, but not it
-		{"http://127.0.0.1:8081/", ReasonScheme},
-		{"https://127.0.0.1:8080/", ReasonAddress},
-		{"http://localhost:8080/", ReasonScheme},
-		{"http://[::ffff:127.0.0.1]:8080/", ReasonScheme},
 	}
+	for _, r := range destinations(t).Refused {
+		if !slices.Contains(known, r.Reason) {
+			t.Fatalf("destinations.json: %q refused for unknown reason %q", r.URL, r.Reason)
+		}
+		out = append(out, struct {
+			url    string
+			reason Reason
+		}{r.URL, r.Reason})
+	}
+	// A URL one byte over the length limit is built, not stored.
+	return append(out, struct {
+		url    string
+		reason Reason
+	}{"https://hooks.partner.net/" + strings.Repeat("a", maxURLLength), ReasonURL})
 }
 
 func newTestGuard(t *testing.T, dials *dialLog, r Resolver, allow ...string) *Guard {
@@ -197,12 +97,12 @@ func newTestGuard(t *testing.T, dials *dialLog, r Resolver, allow ...string) *Gu
 }
 
 func TestGuardRefusesAtRegistration(t *testing.T) {
-	cases := refusedDestinations()
+	cases := refusedDestinations(t)
 	if len(cases) < 40 {
 		t.Fatalf("%d destination forms, want at least 40", len(cases))
 	}
 	dials := newDialLog(t)
-	g := newTestGuard(t, dials, guardDNS(), guardAllow)
+	g := newTestGuard(t, dials, guardDNS(t), guardAllow)
 	for _, c := range cases {
 		d, err := g.Check(context.Background(), c.url)
 		var re *RefusedError
@@ -225,13 +125,13 @@ func TestGuardRefusesAtRegistration(t *testing.T) {
 // may be dialled, and the client reports the same reason as the check.
 func TestGuardRefusesAtDelivery(t *testing.T) {
 	dials := newDialLog(t)
-	g := newTestGuard(t, dials, guardDNS(), guardAllow)
+	g := newTestGuard(t, dials, guardDNS(t), guardAllow)
 	svc, err := New(memstore.New(), testProjector(), Options{Events: newEventSink(), Guard: g, Retry: fastRetry()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	client := g.Client(nil)
-	for _, c := range refusedDestinations() {
+	for _, c := range refusedDestinations(t) {
 		rec := &Record{TaskID: "acme/T", ID: "c", URL: c.url}
 		if out := svc.attempt(context.Background(), rec, Secret{Token: "tok"}, []byte(`{}`)); out != (outcome{class: classRefused}) {
 			t.Errorf("%q: delivery attempt gave %+v, want refused", c.url, out)
@@ -259,7 +159,7 @@ func TestGuardRefusesAtDelivery(t *testing.T) {
 
 func TestGuardAccepts(t *testing.T) {
 	dials := newDialLog(t)
-	g := newTestGuard(t, dials, guardDNS(), guardAllow)
+	g := newTestGuard(t, dials, guardDNS(t), guardAllow)
 	cases := []struct {
 		url         string
 		origin      string
@@ -300,7 +200,7 @@ func TestGuardAccepts(t *testing.T) {
 }
 
 func TestGuardResolvesAbsoluteNamesOnEveryCheck(t *testing.T) {
-	r := guardDNS()
+	r := guardDNS(t)
 	g := newTestGuard(t, newDialLog(t), r)
 	for range 2 {
 		if _, err := g.Check(context.Background(), "https://Hooks.Partner.net/"); err != nil {
@@ -316,7 +216,7 @@ func TestGuardResolvesAbsoluteNamesOnEveryCheck(t *testing.T) {
 
 func TestGuardDenyAddsHostBlocks(t *testing.T) {
 	g, err := NewGuard(GuardOptions{
-		Resolver: guardDNS(),
+		Resolver: guardDNS(t),
 		Deny:     []netip.Prefix{netip.MustParsePrefix("93.184.0.0/16"), netip.MustParsePrefix("2606:4700::/32")},
 	})
 	if err != nil {
@@ -378,7 +278,7 @@ func TestClientNeverFollowsRedirects(t *testing.T) {
 	})
 	dials := newDialLog(t)
 	g := newTestGuard(t, dials, newResolver(nil), hop.origin(), final.origin())
-	resp, err := g.Client(nil).Post(hop.origin()+"/hook", ContentType, strings.NewReader(`{}`))
+	resp, err := g.Client(nil).Post(hop.origin()+"/hook", contentType, strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +315,7 @@ func TestClientDialsOnlyTheValidatedAddress(t *testing.T) {
 	g := newTestGuard(t, dials, r, allowed)
 	client := g.Client(nil)
 	for range 2 {
-		resp, err := client.Post(allowed+"/hook", ContentType, strings.NewReader(`{}`))
+		resp, err := client.Post(allowed+"/hook", contentType, strings.NewReader(`{}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,7 +365,7 @@ func TestClientTLSVerifiesTheURLHost(t *testing.T) {
 	origin := "https://hooks.example.com:" + rc.port()
 	g := newTestGuard(t, newDialLog(t), r, origin)
 	pool := rc.srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	resp, err := g.Client(&tls.Config{RootCAs: pool}).Post(origin+"/hook", ContentType, strings.NewReader(`{}`))
+	resp, err := g.Client(&tls.Config{RootCAs: pool}).Post(origin+"/hook", contentType, strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +374,7 @@ func TestClientTLSVerifiesTheURLHost(t *testing.T) {
 		t.Fatalf("SNI %q, want the URL's host", got.serverName)
 	}
 	// Without the test CA the certificate is not trusted: verification is on.
-	if resp, err := g.Client(nil).Post(origin+"/hook", ContentType, strings.NewReader(`{}`)); err == nil {
+	if resp, err := g.Client(nil).Post(origin+"/hook", contentType, strings.NewReader(`{}`)); err == nil {
 		_ = resp.Body.Close()
 		t.Fatal("an untrusted certificate was accepted")
 	}
@@ -546,7 +446,7 @@ func TestProxyTunnelsToTheValidatedAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := g.Client(nil).Post(allowed+"/hook", ContentType, strings.NewReader(`{}`))
+	resp, err := g.Client(nil).Post(allowed+"/hook", contentType, strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +459,7 @@ func TestProxyTunnelsToTheValidatedAddress(t *testing.T) {
 	// A private target is refused before the proxy is contacted: the proxy
 	// (on loopback itself) is never judged in the target's place.
 	var re *RefusedError
-	if _, err := g.Client(nil).Post("https://private.partner.net/hook", ContentType, strings.NewReader(`{}`)); !errors.As(err, &re) || re.Reason != ReasonAddress {
+	if _, err := g.Client(nil).Post("https://private.partner.net/hook", contentType, strings.NewReader(`{}`)); !errors.As(err, &re) || re.Reason != ReasonAddress {
 		t.Fatalf("%v, want the private target refused", err)
 	}
 	select {

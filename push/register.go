@@ -61,9 +61,9 @@ const (
 	maxSecretLen   = 4096
 )
 
-// MintConfigID returns a fresh config id: random, so it never encodes the
+// mintConfigID returns a fresh config id: random, so it never encodes the
 // tenant, workspace or principal (OpenWOP RFC 0214 §E).
-func MintConfigID() string { return "pc-" + isolation.NewOpaque() }
+func mintConfigID() string { return "pc-" + isolation.NewOpaque() }
 
 // validate checks everything of spec but the URL, which the guard judges.
 func (spec *Spec) validate() error {
@@ -130,11 +130,11 @@ func validHeaderText(s string) bool {
 	return true
 }
 
-// Precheck validates spec and applies the guard to its URL without
+// precheck validates spec and applies the guard to its URL without
 // registering anything: a request that also starts a task (A2A
 // SendMessage with a push config) refuses a bad config before the run
 // exists.
-func (s *Service) Precheck(ctx context.Context, spec Spec) error {
+func (s *Service) precheck(ctx context.Context, spec Spec) error {
 	if err := spec.validate(); err != nil {
 		return err
 	}
@@ -160,11 +160,11 @@ func (s *Service) Register(ctx context.Context, sub interop.Subject, run *intero
 	if s.closed() {
 		return Config{}, ErrClosed
 	}
-	if err := s.Precheck(ctx, spec); err != nil {
+	if err := s.precheck(ctx, spec); err != nil {
 		return Config{}, err
 	}
 	if spec.ID == "" {
-		spec.ID = MintConfigID()
+		spec.ID = mintConfigID()
 	}
 	ref := ""
 	if !run.Status.Terminal() {

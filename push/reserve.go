@@ -46,11 +46,11 @@ func (s *Service) Reserve(ctx context.Context, taskID string, spec Spec) (*Reser
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	if err := s.Precheck(ctx, spec); err != nil {
+	if err := s.precheck(ctx, spec); err != nil {
 		return nil, err
 	}
 	if spec.ID == "" {
-		spec.ID = MintConfigID()
+		spec.ID = mintConfigID()
 	}
 	r := &Reservation{s: s, spec: spec, task: taskID}
 	recs, err := s.configs.List(ctx, taskID)

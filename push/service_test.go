@@ -217,7 +217,7 @@ func TestDeliveryFormat(t *testing.T) {
 				if got.method != http.MethodPost || got.path != "/hook" {
 					t.Fatalf("%s %s", got.method, got.path)
 				}
-				if ct := got.header.Get("Content-Type"); ct != ContentType {
+				if ct := got.header.Get("Content-Type"); ct != contentType {
 					t.Fatalf("Content-Type %q", ct)
 				}
 				if a := got.header.Values("Authorization"); (c.auth == "" && len(a) != 0) || (c.auth != "" && (len(a) != 1 || a[0] != c.auth)) {

@@ -241,7 +241,7 @@ func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task Task
 	}
 	bodies := make([][]byte, len(events))
 	for i, e := range events {
-		if bodies[i], err = EncodeBody(e); err != nil {
+		if bodies[i], err = encodeBody(e); err != nil {
 			return err
 		}
 	}
@@ -272,10 +272,10 @@ func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task Task
 	return nil
 }
 
-// EncodeBody encodes one push body: an A2A StreamResponse with exactly
+// encodeBody encodes one push body: an A2A StreamResponse with exactly
 // one member (OpenWOP RFC 0214 §C), e.g. {"statusUpdate":{...}}, in the a2a-go wire
 // types' own JSON, the same bytes a stream of the task carries.
-func EncodeBody(ev wire.Event) ([]byte, error) {
+func encodeBody(ev wire.Event) ([]byte, error) {
 	if ev == nil {
 		return nil, errors.New("push: encoding a body: no event")
 	}

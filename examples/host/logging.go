@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wopinterop/wopinterop/interop"
 )
@@ -203,7 +204,9 @@ func topLevelString(doc []byte, name string) string {
 						return ""
 					}
 					vend := stringEnd(doc, v)
-					if vend < 0 || bytes.IndexByte(doc[v+1:vend-1], '\\') >= 0 {
+					// Escapes, or bytes that are not UTF-8 (which a decoder
+					// would replace), are never a method name.
+					if vend < 0 || bytes.IndexByte(doc[v+1:vend-1], '\\') >= 0 || !utf8.Valid(doc[v+1:vend-1]) {
 						return ""
 					}
 					return string(doc[v+1 : vend-1])

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // requestLines are the request log lines written so far.
@@ -190,7 +191,7 @@ func firstMember(doc []byte, name string) string {
 			continue
 		}
 		var v string
-		if json.Unmarshal(raw, &v) != nil || bytes.IndexByte(raw, '\\') >= 0 {
+		if json.Unmarshal(raw, &v) != nil || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
 			return ""
 		}
 		return v

@@ -14,27 +14,15 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wopinterop/wopinterop/internal/fixture"
 )
 
 // Path returns the path of rel (slash-separated, relative to shared/spec)
 // or skips t when the file is absent.
 func Path(t testing.TB, rel string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "spec", filepath.FromSlash(rel))
+	p := filepath.Join(fixture.Root(t), "..", "shared", "spec", filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("shared spec file %s not present", rel)
 	}

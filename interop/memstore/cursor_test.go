@@ -2,15 +2,11 @@ package memstore
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func goldenSigner() *cursorSigner {
 	return newCursorSigner([]byte("0123456789abcdef0123456789abcdef"))
@@ -39,20 +35,7 @@ func TestCursorGolden(t *testing.T) {
 	}
 	b.WriteString(c.encode(cursorScope{tenant: tenantB, filter: &listFilter{}}, listKey{at: 42, id: tenantB + "/ZYXWVUTSRQPONMLKJIHGFEDCBA"}))
 	b.WriteByte('\n')
-
-	path := filepath.Join("testdata", "cursor.golden")
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(want, b.Bytes()) {
-		t.Fatalf("cursor encoding changed:\n got %s\nwant %s", b.Bytes(), want)
-	}
+	golden.Check(t, "cursor.golden", b.Bytes())
 }
 
 func TestCursorRoundTripAndScopeBinding(t *testing.T) {

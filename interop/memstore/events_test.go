@@ -156,5 +156,5 @@ func TestEventDocumentGolden(t *testing.T) {
 			b.WriteByte('\n')
 		}
 	}
-	golden.Check(t, "events.jsonl", b.Bytes(), *update)
+	golden.Check(t, "events.jsonl", b.Bytes())
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/fixture"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -218,13 +219,12 @@ func TestCredentialFixture(t *testing.T) {
 func TestClarificationFixtures(t *testing.T) {
 	s := interruptStore(t)
 	sub := subject(tenantA, "alice")
-	for _, tt := range []struct {
-		id, bad, good, output string
-	}{
-		{FixtureClarification, `{"name":7}`, `{"name":"Ada"}`, `{"answer":{"name":"Ada"}}`},
-		{FixtureClarificationNested, `{"address":"Paris"}`, `{"address":{"city":"Paris"}}`, `{"answer":{"address":{"city":"Paris"}}}`},
-		{FixtureClarificationSensitive, `{"passphrase":1}`, `{"passphrase":"correct horse"}`, `{"received":true}`},
-	} {
+	answers := clarificationAnswers(t)
+	if got, want := len(answers), 3; got != want {
+		t.Fatalf("%d clarification fixtures answered, want %d", got, want)
+	}
+	for _, a := range answers {
+		tt := struct{ id, bad, good, output, secret string }{a.Workflow, string(a.Refused), string(a.Answer), string(a.Output), a.Secret}
 		t.Run(tt.id, func(t *testing.T) {
 			run := mustCreate(t, s, sub, interop.CreateRunRequest{WorkflowID: tt.id})
 			waiting := runUntil(t, s, sub, run.ID, interop.StatusWaitingInput)
@@ -244,10 +244,10 @@ func TestClarificationFixtures(t *testing.T) {
 			}
 			// The secret is kept nowhere the run shows: not in the output,
 			// the snapshot or the event log.
-			if tt.id == FixtureClarificationSensitive {
+			if tt.secret != "" {
 				snap, _ := json.Marshal(done)
 				evs, _ := json.Marshal(events(t, s, sub, run.ID))
-				if strings.Contains(string(snap)+string(evs), "correct horse") {
+				if strings.Contains(string(snap)+string(evs), tt.secret) {
 					t.Error("the passphrase is kept on the run")
 				}
 			}
@@ -264,4 +264,28 @@ func TestClarificationFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clarificationAnswer is one row of the shared fixture
+// testdata/fixtures/clarification-answers.json: for each clarification
+// fixture an answer its resume schema refuses, one it accepts, the run
+// output that answer produces, and the secret no run may keep.
+type clarificationAnswer struct {
+	Workflow string          `json:"workflow"`
+	Refused  json.RawMessage `json:"refused"`
+	Answer   json.RawMessage `json:"answer"`
+	Output   json.RawMessage `json:"output"`
+	Secret   string          `json:"secret"`
+}
+
+func clarificationAnswers(t *testing.T) []clarificationAnswer {
+	t.Helper()
+	var rows []clarificationAnswer
+	fixture.JSON(t, "fixtures/clarification-answers.json", &rows)
+	for _, r := range rows {
+		if !slices.Contains([]string{FixtureClarification, FixtureClarificationNested, FixtureClarificationSensitive}, r.Workflow) {
+			t.Fatalf("clarification-answers.json names %q, not a clarification fixture", r.Workflow)
+		}
+	}
+	return rows
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -20,8 +19,6 @@ import (
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const (
 	tenantA   = "acme"
@@ -343,7 +340,7 @@ func sseMessages(t testing.TB, body string) []map[string]any {
 
 // Golden files: testdata/<name>.golden holds a response with run ids,
 // interrupt ids and requestStates replaced by placeholders. Run the tests
-// with -update to rewrite them.
+// with -update (internal/golden's switch) to rewrite them.
 var normalizers = []struct {
 	re   *regexp.Regexp
 	repl string
@@ -357,5 +354,5 @@ func checkGolden(t testing.TB, name string, got []byte) {
 	for _, n := range normalizers {
 		got = n.re.ReplaceAll(got, []byte(n.repl))
 	}
-	golden.Check(t, name+".golden", got, *update)
+	golden.Check(t, name+".golden", got)
 }

@@ -1,15 +1,10 @@
 package a2a
 
-// The operations, one per A2A method, over the host's RunStore. They take
-// decoded a2a-go request types and return a2a-go results or an *Error; the
-// bindings (jsonrpc.go, rest.go) own decoding and encoding, and call
-// prepare and withAgent first. Rules per row are the interop map's
-// a2a.operations rows (OpenWOP interop.md §The operation mappings, §A2A
-// multi-turn).
-//
-// Every refusal is decided before the first write, so a refused request
-// changes nothing: no run, no resolution, no event (OpenWOP interop map, a2a.operations; interop.md §A2A multi-turn). An
-// inbound request never appends to a run's log.
+// SendMessage and SendStreamingMessage over the host's RunStore (OpenWOP
+// interop map, a2a.operations and a2a.fields; interop.md §The operation
+// mappings, §A2A multi-turn). Every refusal is decided before the first
+// write, so a refused message changes nothing: no run, no resolution, no
+// event. An inbound request never appends to a run's log.
 
 import (
 	"context"
@@ -42,12 +37,6 @@ const (
 	skillIDField = "message.metadata.skillId"
 )
 
-// Page sizes of ListTasks (OpenWOP interop map, a2a.operations).
-const (
-	defaultPageSize = 50
-	maxPageSize     = 100
-)
-
 // inbound is a SendMessage request that passed validation.
 type inbound struct {
 	msg     *wire.Message
@@ -69,12 +58,12 @@ type inbound struct {
 // -32004 with nothing appended; contextId inferred when absent, a mismatch
 // is -32602 with nothing changed; unknown or unreadable is -32001.
 func (s *Server) sendMessage(ctx context.Context, c *call, req *wire.SendMessageRequest) (*wire.Task, error) {
-	in, err := s.checkSend(req)
+	in, err := s.acceptSend(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}
 	immediate := req.Config != nil && req.Config.ReturnImmediately
-	if immediate && !s.cfg.Capabilities.DurableTasks {
+	if immediate && !s.served.DurableTasks {
 		return nil, s.errs.unsupported("returnImmediately requires durable tasks, which this host does not offer")
 	}
 	run, err := s.deliver(ctx, c, in)
@@ -90,6 +79,55 @@ func (s *Server) sendMessage(ctx context.Context, c *call, req *wire.SendMessage
 		}
 	}
 	return s.projectOrFail(ctx, &run, taskView{history: in.history, artifacts: true})
+}
+
+// sendStreamingMessage is sendMessage streamed (requires a2a.streaming):
+// the Task first, then a statusUpdate per status change and an
+// artifactUpdate per artifact chunk, ending after the terminal
+// statusUpdate (or an interrupted one). A refusal is the stream's only
+// element.
+func (s *Server) sendStreamingMessage(ctx context.Context, c *call, req *wire.SendMessageRequest) iter.Seq2[wire.Event, error] {
+	return lazily(func() (iter.Seq2[wire.Event, error], error) {
+		in, err := s.acceptSend(ctx, c, req)
+		if err != nil {
+			return nil, err
+		}
+		run, err := s.deliver(ctx, c, in)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.commitInline(ctx, c, &run, in); err != nil {
+			return nil, err
+		}
+		return s.follow(ctx, c, run, taskView{history: in.history, artifacts: true}, true)
+	})
+}
+
+// acceptSend resolves a SendMessage's target (sendTarget) and validates
+// it (checkSend), before anything is read or written.
+func (s *Server) acceptSend(ctx context.Context, c *call, req *wire.SendMessageRequest) (inbound, error) {
+	if err := s.sendTarget(ctx, c, req); err != nil {
+		return inbound{}, err
+	}
+	return s.checkSend(req)
+}
+
+// sendTarget resolves the routing value (tenant) of a message that starts
+// a new task: an R outside the caller's inventory is -32602 (field
+// tenant), the same for never-minted and foreign values (OpenWOP
+// interop.md §Non-disclosure). A message to an existing task ignores
+// tenant (see routingHint).
+func (s *Server) sendTarget(ctx context.Context, c *call, req *wire.SendMessageRequest) error {
+	if req.Message == nil {
+		return s.errs.invalidParams("message", "message is required")
+	}
+	if req.Message.TaskID != "" {
+		return nil
+	}
+	if err := s.withAgent(ctx, c, req.Tenant); err != nil {
+		return neverMinted(err, s.errs.unknownTenant())
+	}
+	return nil
 }
 
 // settled reports whether a blocking SendMessage stops waiting at st:
@@ -458,333 +496,4 @@ func resumeValue(m *wire.Message, open *interop.Interrupt) (value json.RawMessag
 		_ = json.Unmarshal(members["action"], &action)
 	}
 	return value, action, nil
-}
-
-// getTask projects the run; historyLength truncates the response only.
-func (s *Server) getTask(ctx context.Context, c *call, req *wire.GetTaskRequest) (*wire.Task, error) {
-	if req.HistoryLength != nil && *req.HistoryLength < 0 {
-		return nil, s.errs.invalidParams("historyLength", "historyLength must not be negative")
-	}
-	run, err := s.readRun(ctx, c, string(req.ID))
-	if err != nil {
-		return nil, err
-	}
-	return s.projectOrFail(ctx, &run, taskView{history: req.HistoryLength, artifacts: true})
-}
-
-// listTasks is listRuns for the same Subject with the contextId, status and
-// statusTimestampAfter filters, newest first, pageSize 1–100 default 50,
-// nextPageToken always present. Called through one of the caller's agents
-// (c.agent, see routingHint) it lists only the runs of the workflows routed
-// to that agent, started through any surface: a filter on the one run
-// store, not a record of its own.
-func (s *Server) listTasks(ctx context.Context, c *call, req *wire.ListTasksRequest) (*wire.ListTasksResponse, error) {
-	size := req.PageSize
-	switch {
-	case size == 0:
-		size = defaultPageSize
-	case size < 1 || size > maxPageSize:
-		return nil, s.errs.invalidParams("pageSize", "pageSize must be between 1 and 100")
-	}
-	if req.HistoryLength != nil && *req.HistoryLength < 0 {
-		return nil, s.errs.invalidParams("historyLength", "historyLength must not be negative")
-	}
-	q := interop.ListRunsQuery{ContextID: req.ContextID, PageSize: size, Cursor: req.PageToken}
-	if req.StatusTimestampAfter != nil {
-		q.StatusAfter = *req.StatusTimestampAfter
-	}
-	// keep decides, run by run, what the store's query cannot express.
-	var keep []func(*interop.Run) bool
-	if status := req.Status; status != wire.TaskStateUnspecified && status != statusUnrecognized {
-		statuses, exact, ok := s.statusFilter(status)
-		if !ok {
-			return nil, s.errs.invalidParams("status", "status is not a task state this host reports")
-		}
-		q.Statuses = statuses
-		if exact {
-			keep = append(keep, func(r *interop.Run) bool { return s.projectsTo(r, status) })
-		}
-	}
-	if c.agent != nil {
-		workflows := c.agent.Workflows
-		if len(workflows) == 1 {
-			q.WorkflowID = workflows[0]
-		} else {
-			keep = append(keep, func(r *interop.Run) bool { return slices.Contains(workflows, r.WorkflowID) })
-		}
-	}
-	var (
-		runs  []interop.Run
-		next  string
-		total int
-		err   error
-	)
-	if len(keep) > 0 {
-		runs, next, total, err = s.listFiltered(ctx, c, q, func(r *interop.Run) bool {
-			for _, k := range keep {
-				if !k(r) {
-					return false
-				}
-			}
-			return true
-		})
-	} else {
-		var page interop.RunPage
-		page, err = s.cfg.Store.ListRuns(ctx, c.subject, q)
-		runs, next, total = page.Runs, page.NextCursor, page.Total
-	}
-	if err != nil {
-		return nil, s.listRefusal(ctx, err)
-	}
-	view := taskView{history: req.HistoryLength, artifacts: req.IncludeArtifacts}
-	boxes := make([]taskBox, len(runs))
-	out := &wire.ListTasksResponse{
-		Tasks:         make([]*wire.Task, len(runs)),
-		TotalSize:     total,
-		PageSize:      size,
-		NextPageToken: next,
-	}
-	for i := range runs {
-		if err := s.projectInto(&boxes[i], &runs[i], view); err != nil {
-			return nil, s.storeFault(ctx, "project", err)
-		}
-		out.Tasks[i] = &boxes[i].task
-	}
-	return out, nil
-}
-
-// statusUnrecognized is what @a2a-js/sdk 1.3.0 sends over JSON-RPC as the
-// ListTasks status when the caller set none (its taskStateToJSON of an
-// absent enum). It is no task state, so it filters nothing.
-const statusUnrecognized wire.TaskState = "UNRECOGNIZED"
-
-// statusFilter is the inverse of the forward projection for one wire
-// state: the run statuses any of whose rows emits it, and whether a run in
-// those statuses may still project to another state (the credential
-// override), so that each run's projection must decide. A state no row
-// emits (TASK_STATE_REJECTED, unknown values) is not ok.
-func (s *Server) statusFilter(want wire.TaskState) (statuses []interop.RunStatus, exact, ok bool) {
-	rows := s.m.TaskStateRows()
-	for _, r := range rows {
-		if r.Wire == want && !slices.Contains(statuses, r.RunStatus) {
-			statuses = append(statuses, r.RunStatus)
-		}
-	}
-	for _, r := range rows {
-		if r.Wire != want && slices.Contains(statuses, r.RunStatus) {
-			exact = true
-		}
-	}
-	return statuses, exact, len(statuses) > 0
-}
-
-// listFiltered pages a filter the store cannot express exactly: it keeps
-// the runs keep accepts, reading store pages until the page is full, so the
-// token it returns is always the store's own cursor, and only when a
-// matching run follows (the last page's token is ""). The total counts
-// every matching run, which costs a pass over the query; only the
-// INPUT_REQUIRED and AUTH_REQUIRED filters and an agent with more than one
-// workflow take this path.
-func (s *Server) listFiltered(ctx context.Context, c *call, q interop.ListRunsQuery, keep func(*interop.Run) bool) (runs []interop.Run, next string, total int, err error) {
-	size := q.PageSize
-	runs = make([]interop.Run, 0, size)
-	for {
-		q.PageSize = size - len(runs)
-		page, err := s.cfg.Store.ListRuns(ctx, c.subject, q)
-		if err != nil {
-			return nil, "", 0, err
-		}
-		for i := range page.Runs {
-			if keep(&page.Runs[i]) {
-				runs = append(runs, page.Runs[i])
-			}
-		}
-		next = page.NextCursor
-		if len(runs) == size || next == "" {
-			break
-		}
-		q.Cursor = next
-	}
-lookAhead:
-	for ahead := next; ahead != ""; {
-		q.Cursor, q.PageSize = ahead, maxPageSize
-		page, err := s.cfg.Store.ListRuns(ctx, c.subject, q)
-		if err != nil {
-			return nil, "", 0, err
-		}
-		for i := range page.Runs {
-			if keep(&page.Runs[i]) {
-				break lookAhead
-			}
-		}
-		if ahead = page.NextCursor; ahead == "" {
-			next = "" // nothing after this page matches
-		}
-	}
-	q.Cursor, q.PageSize = "", maxPageSize
-	for {
-		page, err := s.cfg.Store.ListRuns(ctx, c.subject, q)
-		if err != nil {
-			return nil, "", 0, err
-		}
-		for i := range page.Runs {
-			if keep(&page.Runs[i]) {
-				total++
-			}
-		}
-		if page.NextCursor == "" {
-			return runs, next, total, nil
-		}
-		q.Cursor = page.NextCursor
-	}
-}
-
-func (s *Server) projectsTo(run *interop.Run, want wire.TaskState) bool {
-	state, _, _, err := s.stateOf(run)
-	return err == nil && state == want
-}
-
-// listRefusal maps a ListRuns error: a cursor the store did not issue is
-// a bad pageToken.
-func (s *Server) listRefusal(ctx context.Context, err error) error {
-	var inputErr *interop.InputError
-	switch {
-	case errors.As(err, &inputErr) && inputErr.Field == "cursor":
-		return s.errs.invalidParams("pageToken", "pageToken is not a token this server issued for this query")
-	case errors.As(err, &inputErr):
-		return s.errs.invalidParams(inputErr.Field, "the list query was refused: "+inputErr.Reason)
-	case errors.Is(err, interop.ErrInvalidInput):
-		return s.errs.invalidParams("", "the list query was refused")
-	}
-	return s.storeFault(ctx, "ListRuns", err)
-}
-
-// cancelTask answers WORKING while cancelling, CANCELED once cancelled, and
-// -32002 on a terminal run.
-func (s *Server) cancelTask(ctx context.Context, c *call, req *wire.CancelTaskRequest) (*wire.Task, error) {
-	id, err := s.taskID(c, string(req.ID))
-	if err != nil {
-		return nil, err
-	}
-	run, err := s.cfg.Store.CancelRun(ctx, c.subject, id, cancelReason)
-	if err != nil {
-		if errors.Is(err, interop.ErrRunTerminal) {
-			return nil, s.errs.notCancelable()
-		}
-		return nil, s.taskRefusal(ctx, "CancelRun", err)
-	}
-	return s.projectOrFail(ctx, &run, taskView{artifacts: true})
-}
-
-// streamMessage is sendMessage streamed (requires a2a.streaming): the Task
-// first, then a statusUpdate per status change and an artifactUpdate per
-// artifact chunk, ending after the terminal statusUpdate (or an interrupted
-// one). Errors before the first event are returned, not streamed.
-func (s *Server) streamMessage(ctx context.Context, c *call, req *wire.SendMessageRequest) (iter.Seq2[wire.Event, error], error) {
-	if err := s.gate(methodSendStreamingMessage); err != nil {
-		return nil, err
-	}
-	in, err := s.checkSend(req)
-	if err != nil {
-		return nil, err
-	}
-	run, err := s.deliver(ctx, c, in)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.commitInline(ctx, c, &run, in); err != nil {
-		return nil, err
-	}
-	return s.follow(ctx, c, run, taskView{history: in.history, artifacts: true}, true)
-}
-
-// subscribe is the read-only re-attachment (requires a2a.streaming and
-// a2a.durableTasks): the current Task first, then the run's changes; a
-// terminal task is -32004.
-func (s *Server) subscribe(ctx context.Context, c *call, req *wire.SubscribeToTaskRequest) (iter.Seq2[wire.Event, error], error) {
-	if err := s.gate(methodSubscribeToTask); err != nil {
-		return nil, err
-	}
-	run, err := s.readRun(ctx, c, string(req.ID))
-	if err != nil {
-		return nil, err
-	}
-	if run.Status.Terminal() {
-		return nil, s.errs.unsupported("the task is in a terminal state; read it with GetTask")
-	}
-	return s.follow(ctx, c, run, taskView{artifacts: true}, false)
-}
-
-// taskID reads a task id as a client sent it and applies the read gate.
-// Malformed, unknown and another tenant's ids all get the one not-found
-// answer (OpenWOP RFC 0211 §D; interop.md §Isolation).
-func (s *Server) taskID(c *call, raw string) (string, error) {
-	id, err := isolation.ParseID(raw)
-	if err != nil || isolation.CheckReadable(c.subject, id) != nil {
-		return "", s.errs.taskNotFound()
-	}
-	return id, nil
-}
-
-// readRun reads the run a task id names, or answers -32001.
-func (s *Server) readRun(ctx context.Context, c *call, raw string) (interop.Run, error) {
-	id, err := s.taskID(c, raw)
-	if err != nil {
-		return interop.Run{}, err
-	}
-	run, err := s.cfg.Store.GetRun(ctx, c.subject, id)
-	if err != nil {
-		return interop.Run{}, s.taskRefusal(ctx, "GetRun", err)
-	}
-	return run, nil
-}
-
-// taskRefusal maps an error of a store call that addresses one run:
-// whatever says the run is not the caller's is -32001 (isolation.GateError
-// folds a store's forbidden into not-found; OpenWOP interop.md §Isolation).
-func (s *Server) taskRefusal(ctx context.Context, op string, err error) error {
-	if errors.Is(isolation.GateError(err), interop.ErrNotFound) {
-		return s.errs.taskNotFound()
-	}
-	return s.storeFault(ctx, op, err)
-}
-
-// writeRefusal maps an error of a store call that applies a message to a
-// run (ResolveInterrupt, DeliverInput).
-func (s *Server) writeRefusal(ctx context.Context, op string, err error) error {
-	var inputErr *interop.InputError
-	switch {
-	case errors.Is(err, interop.ErrRunTerminal):
-		return s.errs.unsupported("the task is in a terminal state and accepts no more messages")
-	case errors.Is(err, interop.ErrAlreadyResolved):
-		return s.errs.unsupported("the task's interrupt was already answered")
-	case errors.Is(err, interop.ErrNotEligible):
-		return forbidden()
-	case errors.As(err, &inputErr):
-		return s.errs.invalidParams(inputErr.Field, "the answer was refused: "+inputErr.Reason)
-	case errors.Is(err, interop.ErrInvalidInput):
-		return s.errs.invalidParams("", "the answer was refused")
-	}
-	return s.taskRefusal(ctx, op, err)
-}
-
-// storeFault is any other store error: logged, answered as an internal
-// error whose text never reaches the wire. A request whose caller went
-// away returns the context's error.
-func (s *Server) storeFault(ctx context.Context, op string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	s.log.ErrorContext(ctx, "a2a: run store failed", "operation", op, "error", err)
-	return internalError()
-}
-
-// projectOrFail projects run, turning a host bug (a status outside the
-// enum) into a logged internal error.
-func (s *Server) projectOrFail(ctx context.Context, run *interop.Run, v taskView) (*wire.Task, error) {
-	t, err := s.project(run, v)
-	if err != nil {
-		return nil, s.storeFault(ctx, "project", err)
-	}
-	return t, nil
 }

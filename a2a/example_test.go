@@ -12,6 +12,7 @@ import (
 	"github.com/wopinterop/wopinterop/a2a"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -23,7 +24,7 @@ func ExampleServer_HTTPJSON() {
 	defer store.Close()
 	_ = store.RegisterFixtures("acme")
 	policy, _ := negotiate.NewPolicy(negotiate.Config{Protocol: negotiate.A2A, Offered: []string{"1.0"}, Preferred: "1.0", Floor: "1.0"})
-	srv, err := a2a.New(a2a.Config{
+	srv, err := a2a.New(a2a.Deps{
 		Store: store,
 		Subjects: interop.SubjectResolverFunc(func(r *http.Request) (interop.Subject, error) {
 			if r.Header.Get("Authorization") != "Bearer demo" {
@@ -31,13 +32,15 @@ func ExampleServer_HTTPJSON() {
 			}
 			return interop.Subject{Tenant: "acme", Principal: "demo", Authenticated: true}, nil
 		}),
-		Policy:       policy,
-		Auditor:      negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
-		JSONRPCURL:   "https://agent.example/a2a/rpc",
+		Policy:     policy,
+		Auditor:    negotiate.NewAuditor(store, negotiate.AuditorOptions{Synchronous: true}),
+		Map:        mapping.Builtin(),
+		JSONRPCURL: "https://agent.example/a2a/rpc",
+		Routed:     []interop.Workflow{{ID: memstore.FixtureNoop, Name: "No-op", Description: "Completes at once."}},
+	}, a2a.Options{
 		HTTPJSONURL:  "https://agent.example/a2a/rest",
 		AgentCardURL: "https://agent.example/.well-known/agent-card.json",
 		Card:         a2a.CardConfig{Name: "Demo", Description: "A demo agent.", Version: "1.0.0"},
-		Routed:       []interop.Workflow{{ID: memstore.FixtureNoop, Name: "No-op", Description: "Completes at once."}},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -81,7 +84,7 @@ func ExampleServer_HTTPJSON() {
 func ExampleWriteHTTPJSONError() {
 	limited := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
-		a2a.WriteHTTPJSONError(w, &a2a.Error{HTTP: http.StatusTooManyRequests, GRPC: "RESOURCE_EXHAUSTED", Reason: "RATE_LIMITED", Message: "too many requests"})
+		a2a.WriteHTTPJSONError(w, a2a.NewError(http.StatusTooManyRequests, "RATE_LIMITED", "too many requests"))
 	})
 	w := httptest.NewRecorder()
 	limited.ServeHTTP(w, httptest.NewRequest("GET", "/tasks", nil))
@@ -90,4 +93,49 @@ func ExampleWriteHTTPJSONError() {
 	// Output:
 	// 429 application/json
 	// {"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"too many requests","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMITED","domain":"a2a-protocol.org"}]}}
+}
+
+// A host gateway that refuses requests without an API key before they reach
+// the JSON-RPC handler still answers in JSON-RPC shape.
+func ExampleWriteJSONRPCError() {
+	requireKey := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Api-Key") == "" {
+				a2a.WriteJSONRPCError(w, nil, interop.ErrUnauthenticated)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	h := requireKey(http.NotFoundHandler()) // the A2A handler would go here
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/a2a/rpc", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask"}`)))
+	fmt.Println(rec.Code, rec.Header().Get("WWW-Authenticate"))
+	fmt.Println(rec.Body.String())
+	// Output:
+	// 401 Bearer
+	// {"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"authentication required","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNAUTHENTICATED","domain":"a2a-protocol.org"}]}}
+}
+
+// A rate limiter in front of both bindings builds one error and answers in
+// each binding's shape: NewError derives the gRPC status name and the
+// JSON-RPC code from the HTTP status, and both writers keep 429 so that
+// Retry-After means what it says.
+func ExampleNewError() {
+	tooMany := a2a.NewError(http.StatusTooManyRequests, "RATE_LIMITED", "too many requests")
+	tooMany.Metadata = map[string]string{"retryAfterSeconds": "1"}
+
+	rpc := httptest.NewRecorder()
+	rpc.Header().Set("Retry-After", "1")
+	a2a.WriteJSONRPCError(rpc, json.RawMessage(`"req-7"`), tooMany)
+	fmt.Println(rpc.Code, rpc.Body.String())
+
+	rest := httptest.NewRecorder()
+	rest.Header().Set("Retry-After", "1")
+	a2a.WriteHTTPJSONError(rest, tooMany)
+	fmt.Println(rest.Code, rest.Body.String())
+	// Output:
+	// 429 {"jsonrpc":"2.0","id":"req-7","error":{"code":-32000,"message":"too many requests","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMITED","domain":"a2a-protocol.org","metadata":{"retryAfterSeconds":"1"}}]}}
+	// 429 {"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"too many requests","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMITED","domain":"a2a-protocol.org","metadata":{"retryAfterSeconds":"1"}}]}}
 }
