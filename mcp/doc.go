@@ -46,8 +46,7 @@
 // The core mount does not import go-sdk outside its tests: it reads the
 // few clientCapabilities members it acts on itself, so a host that mounts
 // only its workflows does not link go-sdk's dependency tree (`go list
-// -deps` of this package: 29 packages outside the standard library, this
-// module's own included, none of go-sdk's). The optional extension points (package mcp/ext) do: a host
+// -deps` of this package names none of go-sdk's packages). The optional extension points (package mcp/ext) do: a host
 // that serves native tools, prompts, resources or completions answers in
 // go-sdk's exported protocol types, which carry the 2026-07-28 members,
 // rather than in a second copy of them — and pays for it with 30 more
