@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 )
@@ -240,7 +239,7 @@ func TestProjectPartsBothWays(t *testing.T) {
 }
 
 // TestProjectGolden pins the wire bytes of projected Tasks. Regenerate
-// with WOPINTEROP_UPDATE_GOLDEN=1.
+// with -update.
 func TestProjectGolden(t *testing.T) {
 	s := projectServer(t)
 	waiting := smallRun()
@@ -271,22 +270,7 @@ func TestProjectGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, '\n')
-		path := filepath.Join("testdata", "core", tc.name+".golden.json")
-		if os.Getenv("WOPINTEROP_UPDATE_GOLDEN") == "1" {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (regenerate with WOPINTEROP_UPDATE_GOLDEN=1)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s:\n%s\nwant:\n%s", tc.name, got, want)
-		}
+		golden.Check(t, "core/"+tc.name+".golden.json", got)
 	}
 }
 

@@ -5,13 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,15 +18,13 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/errordetails"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
-
-// updateRPCGolden rewrites testdata/jsonrpc: go test ./a2a -run RPC -update-rpc
-var updateRPCGolden = flag.Bool("update-rpc", false, "rewrite the golden files under testdata/jsonrpc")
 
 // The JSON-RPC test host. Its interface URL path is rpcPath; requests are
 // sent to another Host on purpose, which the binding must never echo.
@@ -444,27 +439,11 @@ func rpcTranscript(c rpcCall, res rpcReply) []byte {
 	return b.Bytes()
 }
 
-// rpcGolden compares got with testdata/jsonrpc/name.txt, or rewrites it
-// under -update-rpc.
+// rpcGolden compares got with testdata/jsonrpc/name.txt; -update rewrites
+// it (internal/golden).
 func rpcGolden(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "jsonrpc", name+".txt")
-	if *updateRPCGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update-rpc to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, "jsonrpc/"+name+".txt", got)
 }
 
 // --- streaming over a real connection ---

@@ -12,8 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +19,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -473,23 +472,8 @@ func TestPushDeliveredEndToEnd(t *testing.T) {
 			break
 		}
 	}
-	golden := newRPCNormalizer(e.agentR).apply(transcript.Bytes())
-	path := filepath.Join("testdata", "push", "delivered_approval.txt")
-	if *updateRPCGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, golden, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update-rpc to create it)", err)
-	}
-	if !bytes.Equal(golden, want) {
-		t.Fatalf("pushes differ from %s\n--- got\n%s\n--- want\n%s", path, golden, want)
-	}
+	pushes := newRPCNormalizer(e.agentR).apply(transcript.Bytes())
+	golden.Check(t, "push/delivered_approval.txt", pushes)
 
 	// Every A2A answer, the task itself, the run, the tenant's host events
 	// and every log line are free of the secrets.

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,16 +16,13 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/errordetails"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
-
-// updateRESTGolden rewrites the golden files under testdata/rest and
-// testdata/cards: go test ./a2a -run 'REST|Card' -update-rest.
-var updateRESTGolden = flag.Bool("update-rest", false, "rewrite testdata/rest and testdata/cards golden files")
 
 // Public URLs of the test host. Requests in these tests are sent to other
 // hosts on purpose: card URLs must come from here, never from the request.
@@ -400,25 +394,9 @@ func restSortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// restGolden compares got with testdata/<dir>/<name>.golden, rewriting it
-// under -update-rest.
+// restGolden compares got with testdata/<dir>/<name>.golden; -update
+// rewrites it (internal/golden).
 func restGolden(t testing.TB, dir, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", dir, name+".golden")
-	if *updateRESTGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update-rest to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, dir+"/"+name+".golden", got)
 }

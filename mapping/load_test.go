@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"slices"
 	"strings"
@@ -12,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite data/interopmap.json in canonical form")
+	"github.com/wopinterop/wopinterop/internal/golden"
+)
 
 // The embedded file passes the full Load, schema included; Builtin relies
 // on this to skip the schema step.
@@ -31,11 +30,12 @@ func TestBuiltinPassesLoad(t *testing.T) {
 }
 
 // Golden: data/interopmap.json is stored in the canonical form JSON
-// writes, so what Builtin serves is the file byte for byte.
+// writes, so what Builtin serves is the file byte for byte. The module's
+// one -update switch (internal/golden) rewrites it in that form.
 func TestBuiltinGolden(t *testing.T) {
 	const path = "data/interopmap.json"
 	file := readFile(t, path)
-	if *update {
+	if golden.Updating() {
 		m, err := Load(file)
 		if err != nil {
 			t.Fatal(err)

@@ -5,26 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const (
 	tenantA = "acme"
@@ -429,22 +423,5 @@ func normalize(b []byte) []byte {
 
 func checkGolden(t testing.TB, name string, got []byte) {
 	t.Helper()
-	got = normalize(got)
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, name+".golden", normalize(got))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -21,7 +22,7 @@ func TestDiscoveryDocument(t *testing.T) {
 	r := h.get("/.well-known/openwop", "") // no credential (OpenWOP capabilities.md §1)
 	wantStatus(t, r, http.StatusOK)
 	// The card URL carries the listener's port; the golden names it HOST.
-	golden(t, "discovery.json", bytes.ReplaceAll(r.Body, []byte(h.url), []byte(goldenBase)))
+	golden.Check(t, "discovery.json", bytes.ReplaceAll(r.Body, []byte(h.url), []byte(goldenBase)))
 	if r.Header.Get("Content-Type") != "application/json" || r.Header.Get("OpenWOP-Version") != "2.0" {
 		t.Errorf("headers = %v", r.Header)
 	}
@@ -216,7 +217,7 @@ func TestErrorEnvelopeGolden(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		s.writeError(rec, httptest.NewRequest("GET", "/", nil), tt.err)
-		golden(t, tt.name, rec.Body.Bytes())
+		golden.Check(t, tt.name, rec.Body.Bytes())
 	}
 }
 
@@ -254,7 +255,7 @@ func TestSnapshotGolden(t *testing.T) {
 		}
 		all = append(all, b...)
 	}
-	golden(t, "snapshots.jsonl", all)
+	golden.Check(t, "snapshots.jsonl", all)
 }
 
 func TestPollGolden(t *testing.T) {
@@ -283,5 +284,5 @@ func TestPollGolden(t *testing.T) {
 		}
 		all = append(all, b...)
 	}
-	golden(t, "poll.jsonl", all)
+	golden.Check(t, "poll.jsonl", all)
 }

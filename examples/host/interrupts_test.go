@@ -10,6 +10,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
@@ -368,5 +369,5 @@ func TestInterruptPageGolden(t *testing.T) {
 		}
 		all = append(all, b...)
 	}
-	golden(t, "interrupt-page.jsonl", all)
+	golden.Check(t, "interrupt-page.jsonl", all)
 }

@@ -6,12 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -237,7 +236,7 @@ func TestWriteSSEGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden(t, "host-events.sse", b.Bytes())
+	golden.Check(t, "host-events.sse", b.Bytes())
 
 	for _, ev := range []interop.HostEvent{
 		{EventID: "a\nb", Type: "x.y", Delivery: interop.DeliveryDurable},
@@ -250,25 +249,6 @@ func TestWriteSSEGolden(t *testing.T) {
 	}
 }
 
-// golden compares got with testdata/name; UPDATE_GOLDEN=1 go test rewrites
-// it.
 // goldenBase stands in the golden files for the base URL of the host under
 // test, whose port changes with every run.
 const goldenBase = "http://HOST"
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run UPDATE_GOLDEN=1 go test once to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden:\n got %s\nwant %s", name, got, want)
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wopinterop/wopinterop/internal/golden"
 )
 
 func goldenClaims(t testing.TB) sealedClaims {
@@ -51,7 +53,7 @@ func TestClaimsEncodingGolden(t *testing.T) {
 	for b := enc; len(b) > 0; b = b[min(32, len(b)):] {
 		dump.WriteString(hex.EncodeToString(b[:min(32, len(b))]) + "\n")
 	}
-	golden(t, "claims.golden", []byte(dump.String()))
+	golden.Check(t, "claims.golden", []byte(dump.String()))
 
 	var got sealedClaims
 	if err := decodeClaims(enc, &got); err != nil {

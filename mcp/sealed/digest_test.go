@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -148,7 +149,7 @@ func TestCanonicalGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%q\n\t%s\n", in, out)
 	}
-	golden(t, "canonical.golden", []byte(b.String()))
+	golden.Check(t, "canonical.golden", []byte(b.String()))
 }
 
 // requestDigestVectors are cross-checked against an independent
@@ -171,7 +172,7 @@ func TestRequestDigestGolden(t *testing.T) {
 		d := mustDigest(t, v.tool, v.args)
 		fmt.Fprintf(&b, "%q %q\n\t%s\n", v.tool, v.args, hex.EncodeToString(d[:]))
 	}
-	golden(t, "request_digest.golden", []byte(b.String()))
+	golden.Check(t, "request_digest.golden", []byte(b.String()))
 }
 
 func TestPrincipalDigest(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wopinterop/wopinterop/internal/golden"
 )
 
 // hostGrantFor is a host grant: a tool the host serves itself asked for two
@@ -98,7 +100,7 @@ func TestHostClaimsEncodingGolden(t *testing.T) {
 	for b := enc; len(b) > 0; b = b[min(32, len(b)):] {
 		dump.WriteString(hex.EncodeToString(b[:min(32, len(b))]) + "\n")
 	}
-	golden(t, "claims_host.golden", []byte(dump.String()))
+	golden.Check(t, "claims_host.golden", []byte(dump.String()))
 
 	var got sealedClaims
 	if err := decodeClaims(enc, &got); err != nil {
@@ -229,5 +231,5 @@ func TestOperationDigest(t *testing.T) {
 		out := d(v.method, v.name, v.args)
 		fmt.Fprintf(&b, "%q %q %q\n\t%s\n", v.method, v.name, v.args, hex.EncodeToString(out[:]))
 	}
-	golden(t, "operation_digest.golden", []byte(b.String()))
+	golden.Check(t, "operation_digest.golden", []byte(b.String()))
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 )
@@ -661,7 +663,7 @@ func TestGoldenSealed(t *testing.T) {
 	f.s.random = &detReader{seed: "golden"}
 	g := testGrant(t)
 	v := f.seal(t, g)
-	golden(t, "sealed.golden", []byte(v+"\n"))
+	golden.Check(t, "sealed.golden", []byte(v+"\n"))
 
 	committed, err := os.ReadFile("testdata/sealed.golden")
 	if err != nil {
