@@ -12,6 +12,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/facets"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
@@ -175,7 +176,7 @@ type config struct {
 // [Server.AgentCard].
 type Server struct {
 	cfg  config
-	m    *mapping.Map
+	m    *interopmap.Map
 	errs *errorTable
 	log  *slog.Logger
 	now  func() time.Time
@@ -202,12 +203,12 @@ func New(deps Deps, opts Options) (*Server, error) {
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("a2a: invalid config: %w", errors.Join(problems...))
 	}
-	errs, err := newErrorTable(deps.Map)
+	errs, err := newErrorTable((*interopmap.Map)(deps.Map))
 	if err != nil {
 		return nil, err
 	}
 	cfg := config{Deps: deps, Options: opts.withDefaults()}
-	s := &Server{cfg: cfg, m: deps.Map, errs: errs, log: cfg.Logger, now: cfg.Now}
+	s := &Server{cfg: cfg, m: (*interopmap.Map)(deps.Map), errs: errs, log: cfg.Logger, now: cfg.Now}
 	s.served = facets.ServedA2A{
 		Versions:          []string{facets.A2AVersion},
 		JSONRPC:           true,

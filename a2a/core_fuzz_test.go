@@ -2,9 +2,10 @@ package a2a
 
 import (
 	"encoding/json"
-	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"regexp"
 	"testing"
+
+	"github.com/wopinterop/wopinterop/internal/tracecontext"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 

@@ -12,6 +12,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/golden"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 )
@@ -21,7 +22,7 @@ var projectAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 // projectServer is a Server with just what projection needs.
 func projectServer(t testing.TB) *Server {
 	t.Helper()
-	m := mapping.Builtin()
+	m := (*interopmap.Map)(mapping.Builtin())
 	errs, err := newErrorTable(m)
 	if err != nil {
 		t.Fatal(err)

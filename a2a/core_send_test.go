@@ -3,7 +3,6 @@ package a2a
 import (
 	"context"
 	"errors"
-	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/tracecontext"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 

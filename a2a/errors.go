@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
-	"github.com/wopinterop/wopinterop/mapping"
 )
 
 // Error is an A2A protocol error on its way to the wire: the JSON-RPC code,
@@ -129,11 +129,11 @@ const (
 // errors holds the constructors, built from the interop map's rows so the
 // codes, gRPC names, HTTP statuses and reasons are the map's (OpenWOP interop map, a2a.errors).
 type errorTable struct {
-	rows map[int]mapping.ErrorRow
+	rows map[int]interopmap.ErrorRow
 }
 
-func newErrorTable(m *mapping.Map) (*errorTable, error) {
-	t := &errorTable{rows: map[int]mapping.ErrorRow{}}
+func newErrorTable(m *interopmap.Map) (*errorTable, error) {
+	t := &errorTable{rows: map[int]interopmap.ErrorRow{}}
 	for _, code := range []int{-32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32602} {
 		row, ok := m.A2AError(code)
 		if !ok {

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/wopinterop/wopinterop/facets"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/mapping"
 )
 
 func TestGateRefusesRowsWhoseFacetIsOff(t *testing.T) {
-	m := mapping.Builtin()
+	m := (*interopmap.Map)(mapping.Builtin())
 	errs, err := newErrorTable(m)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestGateRefusesRowsWhoseFacetIsOff(t *testing.T) {
 // operation, and a task id accessor exactly when its request names a task;
 // and no route and verb pair belongs to two rows.
 func TestOperationTableIsWhole(t *testing.T) {
-	m := mapping.Builtin()
+	m := (*interopmap.Map)(mapping.Builtin())
 	seen := map[string]bool{}
 	for i := range operationTable {
 		op := &operationTable[i]

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 )
@@ -80,7 +81,7 @@ func TestParseEnvelope(t *testing.T) {
 //   - -32008 ExtensionSupportRequired: the card lists no required
 //     extension, so it can never apply (OpenWOP interop map, a2a.fields).
 func TestRPCErrorEncoderRows(t *testing.T) {
-	errs, err := newErrorTable(mapping.Builtin())
+	errs, err := newErrorTable((*interopmap.Map)(mapping.Builtin()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func FuzzAppendJSONString(f *testing.F) {
 }
 
 func TestWriteJSONRPCError(t *testing.T) {
-	errs, err := newErrorTable(mapping.Builtin())
+	errs, err := newErrorTable((*interopmap.Map)(mapping.Builtin()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestWriteJSONRPCError(t *testing.T) {
 }
 
 func TestRPCStatus(t *testing.T) {
-	errs, err := newErrorTable(mapping.Builtin())
+	errs, err := newErrorTable((*interopmap.Map)(mapping.Builtin()))
 	if err != nil {
 		t.Fatal(err)
 	}

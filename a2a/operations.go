@@ -20,7 +20,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/wopinterop/wopinterop/mapping"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 )
 
 // operations are the A2A methods over the host's RunStore, shaped like
@@ -228,7 +228,7 @@ func (s *Server) gate(method string) error {
 		return nil
 	}
 	err := s.m.A2AGate(method, "", s.advertised)
-	var off *mapping.FacetOffError
+	var off *interopmap.FacetOffError
 	switch {
 	case err == nil:
 		return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -95,7 +96,7 @@ func TestPolicyOfInvalidFacet(t *testing.T) {
 // The advertisement is the advertised func of the map's gates (OpenWOP interop.md §The operation mappings).
 func TestAdvertisesDrivesTheGates(t *testing.T) {
 	v := newTestValidator(t)
-	m := mapping.Builtin()
+	m := (*interopmap.Map)(mapping.Builtin())
 
 	d, s := fullHost()
 	full := mustDeclare(t, v, d, s)
@@ -108,7 +109,7 @@ func TestAdvertisesDrivesTheGates(t *testing.T) {
 	if err := m.A2AGate("SubscribeToTask", "", full.Advertises); err != nil {
 		t.Errorf("full host: SubscribeToTask gated: %v", err)
 	}
-	var off *mapping.FacetOffError
+	var off *interopmap.FacetOffError
 	if err := m.A2AGate("SubscribeToTask", "", reduced.Advertises); !errors.As(err, &off) || off.Facet != "a2a.streaming" {
 		t.Errorf("no streaming: SubscribeToTask gate = %v, want a2a.streaming off", err)
 	}
@@ -129,7 +130,7 @@ func TestAdvertisesEveryKnownFacet(t *testing.T) {
 		"mcp.revisions", "mcp.preferredVersion", "mcp.minimumRevision", "mcp.refreshedAt", "mcp.profiles",
 		"mcp.features", "mcp.serverUrls", "mcp.serverMount", "mcp.mrtr", "mcp.client",
 	} {
-		if !mapping.KnownFacet(f) {
+		if !interopmap.KnownFacet(f) {
 			t.Errorf("%s is not a facet the map knows", f)
 		}
 		if !d.A2A.advertises(f) && !d.MCP.advertises(f) {

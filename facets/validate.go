@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/mapping"
 )
 
@@ -22,7 +23,7 @@ type Options struct {
 // with [NewValidator] and keep it.
 type Validator struct {
 	schemas *schemas
-	m       *mapping.Map
+	m       *interopmap.Map
 }
 
 // NewValidator compiles the embedded schemas.
@@ -31,9 +32,9 @@ func NewValidator(o Options) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := o.Map
+	m := (*interopmap.Map)(o.Map)
 	if m == nil {
-		m = mapping.Builtin()
+		m = (*interopmap.Map)(mapping.Builtin())
 	}
 	return &Validator{schemas: s, m: m}, nil
 }

@@ -3,8 +3,10 @@ package mapping
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/wopinterop/wopinterop/internal/sharedspec"
 	"testing"
+
+	"github.com/wopinterop/wopinterop/internal/interopmap"
+	"github.com/wopinterop/wopinterop/internal/sharedspec"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
@@ -70,7 +72,7 @@ func TestPublishedMapPassesBothSchemas(t *testing.T) {
 // the published schema accepts it.
 func TestOurMapFitsPublishedSchemaButForReasons(t *testing.T) {
 	s := upstreamSchema(t)
-	if err := validateWith(t, s, BuiltinJSON()); err == nil {
+	if err := validateWith(t, s, []byte(builtinJSON)); err == nil {
 		t.Fatal("published schema accepts our map as is; the reason rows should be new to it")
 	}
 	doc := builtinTree(t)
@@ -107,8 +109,8 @@ func TestPublishedMapRoundTrips(t *testing.T) {
 // same facts; where ours is newer (the credential override row, the
 // ErrorInfo reasons) exactly that differs.
 func TestAgreesWithPublishedMap(t *testing.T) {
-	up := loadUpstream(t)
-	our := Builtin()
+	up := index(loadUpstream(t))
+	our := index(Builtin())
 
 	t.Run("header and pins", func(t *testing.T) {
 		if up.Version() != our.Version() {
@@ -119,8 +121,8 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 		}
 	})
 
-	opFacts := func(ops []Operation) []Operation {
-		out := make([]Operation, len(ops))
+	opFacts := func(ops []interopmap.Operation) []interopmap.Operation {
+		out := make([]interopmap.Operation, len(ops))
 		for i, o := range ops {
 			o.Rule = "" // prose is ours
 			out[i] = o
@@ -147,7 +149,7 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 	})
 
 	t.Run("a2a.taskState", func(t *testing.T) {
-		var ourDefaults, ourOverrides, upOverrides []StateRow
+		var ourDefaults, ourOverrides, upOverrides []interopmap.StateRow
 		for _, r := range our.TaskStateRows() {
 			if r.InterruptKind == "" {
 				ourDefaults = append(ourDefaults, r)
@@ -155,7 +157,7 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 				ourOverrides = append(ourOverrides, r)
 			}
 		}
-		var upDefaults []StateRow
+		var upDefaults []interopmap.StateRow
 		for _, r := range up.TaskStateRows() {
 			if r.InterruptKind == "" {
 				upDefaults = append(upDefaults, r)
@@ -169,8 +171,8 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 		if len(upOverrides) != 0 {
 			t.Errorf("the published map now has override rows %+v; compare them with ours", upOverrides)
 		}
-		wantNew := []StateRow{{RunStatus: interop.StatusWaitingInput, InterruptKind: interop.InterruptCredential,
-			Stored: StoredAuthRequired, Wire: a2a.TaskStateAuthRequired}}
+		wantNew := []interopmap.StateRow{{RunStatus: interop.StatusWaitingInput, InterruptKind: interop.InterruptCredential,
+			Stored: interopmap.StoredAuthRequired, Wire: a2a.TaskStateAuthRequired}}
 		if d := cmp.Diff(wantNew, ourOverrides); d != "" {
 			t.Errorf("our override rows (-want +got):\n%s", d)
 		}
@@ -198,7 +200,7 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 	})
 
 	t.Run("a2a.taskStateReverse", func(t *testing.T) {
-		facts := func(rows []ReverseRow) []ReverseRow {
+		facts := func(rows []interopmap.ReverseRow) []interopmap.ReverseRow {
 			for i := range rows {
 				rows[i].Note = ""
 			}
@@ -230,7 +232,7 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 			RaisedAsServer   bool
 			HasNote          bool
 		}
-		project := func(rows []ErrorRow) []facts {
+		project := func(rows []interopmap.ErrorRow) []facts {
 			out := make([]facts, len(rows))
 			for i, r := range rows {
 				out[i] = facts{r.Upstream, r.JSONRPC, r.GRPC, r.HTTP, r.ClientProjection, r.ServerWhen != "", r.Note != ""}
@@ -258,7 +260,7 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 	})
 
 	t.Run("mcp.features", func(t *testing.T) {
-		facts := func(fs []Feature) []Feature {
+		facts := func(fs []interopmap.Feature) []interopmap.Feature {
 			for i := range fs {
 				fs[i].Meaning = ""
 			}
@@ -270,7 +272,7 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 	})
 
 	t.Run("mcp.tasks.status", func(t *testing.T) {
-		facts := func(rows []TaskStatusRow) []TaskStatusRow {
+		facts := func(rows []interopmap.TaskStatusRow) []interopmap.TaskStatusRow {
 			for i := range rows {
 				rows[i].Note = ""
 			}
@@ -289,9 +291,9 @@ func TestAgreesWithPublishedMap(t *testing.T) {
 	})
 
 	t.Run("element sections", func(t *testing.T) {
-		for _, s := range []Section{SectionA2ACard, SectionA2AFields, SectionMCPHeaders, SectionMCPMeta,
-			SectionMCPMRTR, SectionMCPCache, SectionMCPAuthorization, SectionMCPTaskFields} {
-			names := func(rows []Element) []string {
+		for _, s := range []interopmap.Section{interopmap.SectionA2ACard, interopmap.SectionA2AFields, interopmap.SectionMCPHeaders, interopmap.SectionMCPMeta,
+			interopmap.SectionMCPMRTR, interopmap.SectionMCPCache, interopmap.SectionMCPAuthorization, interopmap.SectionMCPTaskFields} {
+			names := func(rows []interopmap.Element) []string {
 				out := make([]string, len(rows))
 				for i, r := range rows {
 					out[i] = r.Element
@@ -312,7 +314,7 @@ func TestProseIsOurOwn(t *testing.T) {
 	if err := json.Unmarshal(sharedspec.Read(t, upstreamMapPath), &up); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(BuiltinJSON(), &our); err != nil {
+	if err := json.Unmarshal([]byte(builtinJSON), &our); err != nil {
 		t.Fatal(err)
 	}
 	prose := func(v any) map[string]bool {

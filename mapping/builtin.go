@@ -27,6 +27,3 @@ func Builtin() *Map {
 	}
 	return m
 }
-
-// BuiltinJSON returns a copy of the embedded data/interopmap.json.
-func BuiltinJSON() []byte { return []byte(builtinJSON) }

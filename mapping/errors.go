@@ -21,8 +21,6 @@ var (
 	// ErrInconsistent reports a document that passes the schema but breaks
 	// a consistency rule; each broken rule is a [*RowError].
 	ErrInconsistent = errors.New("mapping: interop map is inconsistent")
-	// ErrUnknownOperation reports a method no operation row serves.
-	ErrUnknownOperation = errors.New("mapping: no operation row for method")
 )
 
 // SchemaError is a schema violation. Locations are the JSON pointers of the
@@ -65,45 +63,13 @@ func newSchemaError(v *jsonschema.ValidationError) *SchemaError {
 	return e
 }
 
-// Problem is the closed set of consistency rules [Load] enforces.
-type Problem string
-
-// The consistency problems.
-const (
-	// ProblemMissingStatus: a status projection is not total; Key is the
-	// run status without a default row.
-	ProblemMissingStatus Problem = "no row for run status"
-	// ProblemDuplicateStatus: a run status has two default rows.
-	ProblemDuplicateStatus Problem = "second row for run status"
-	// ProblemDuplicateOverride: two override rows share (runStatus, interruptKind).
-	ProblemDuplicateOverride Problem = "second override for run status and interrupt kind"
-	// ProblemOverrideKind: an override names an interrupt kind that never
-	// produces its run status, so the row could never apply.
-	ProblemOverrideKind Problem = "interrupt kind never produces this run status"
-	// ProblemUnknownFacet: a requires entry names no facet of the a2a or
-	// mcp family record.
-	ProblemUnknownFacet Problem = "requires names an unknown facet"
-	// ProblemDuplicateCode: two error rows share a JSON-RPC code.
-	ProblemDuplicateCode Problem = "duplicate JSON-RPC code"
-	// ProblemDuplicateReason: two error rows share an ErrorInfo reason.
-	ProblemDuplicateReason Problem = "duplicate ErrorInfo reason"
-	// ProblemDuplicateName: two error rows share an upstream name.
-	ProblemDuplicateName Problem = "duplicate error name"
-	// ProblemDuplicateWire: two reverse rows share a wire state.
-	ProblemDuplicateWire Problem = "duplicate reverse wire state"
-	// ProblemNoReverse: a forward row emits a wire state that no reverse
-	// row reads back.
-	ProblemNoReverse Problem = "forward wire state has no reverse row"
-	// ProblemDuplicateFeature: two mcp.features entries share an id.
-	ProblemDuplicateFeature Problem = "duplicate feature id"
-)
-
 // RowError names one broken consistency rule and the row that breaks it.
+// Load joins one per broken rule; errors.As finds the first.
 type RowError struct {
-	Section string  // e.g. "a2a.taskState"
-	Index   int     // row index in Section, or -1 when a row is missing
-	Key     string  // what identifies the row: a status, code, facet, ...
-	Problem Problem // which rule
+	Section string // e.g. "a2a.taskState"
+	Index   int    // row index in Section, or -1 when a row is missing
+	Key     string // what identifies the row: a status, code, facet, ...
+	Problem string // the rule, in words, e.g. "duplicate JSON-RPC code"
 }
 
 func (e *RowError) Error() string {
@@ -115,42 +81,3 @@ func (e *RowError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrInconsistent) true.
 func (e *RowError) Unwrap() error { return ErrInconsistent }
-
-// RowErrors returns every [*RowError] in err (Load joins them).
-func RowErrors(err error) []*RowError {
-	var out []*RowError
-	var walk func(error)
-	walk = func(err error) {
-		if err == nil {
-			return
-		}
-		if re, ok := err.(*RowError); ok {
-			out = append(out, re)
-			return
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				walk(e)
-			}
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		}
-	}
-	walk(err)
-	return out
-}
-
-// FacetOffError is an operation refused because a facet its row requires
-// is not advertised (OpenWOP interop.md §The operation mappings; interop map, a2a.operations). A binding answers it with Refusal.
-type FacetOffError struct {
-	Method string // the requested method
-	Facet  string // the first requires entry that is not advertised
-	// Refusal is the A2A error row to answer with; zero for MCP rows,
-	// whose binding picks its own answer.
-	Refusal ErrorRow
-}
-
-func (e *FacetOffError) Error() string {
-	return fmt.Sprintf("mapping: %s needs facet %s, which is not advertised", e.Method, e.Facet)
-}

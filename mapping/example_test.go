@@ -1,77 +1,62 @@
 package mapping_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
-	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 )
 
+// The map is data: a host builds it once, hands it to its bindings
+// (a2a.Deps.Map, mcp.Options.Map) and may read any row from its JSON.
 func Example() {
 	m := mapping.Builtin() // build once, share everywhere
-
-	// A run waiting on a credential interrupt is AUTH_REQUIRED on A2A;
-	// waiting on a clarification it is INPUT_REQUIRED.
-	auth, _ := m.TaskState(interop.StatusWaitingInput, interop.InterruptCredential)
-	input, _ := m.TaskState(interop.StatusWaitingInput, interop.InterruptClarification)
-	fmt.Println(auth.Wire, auth.Stored)
-	fmt.Println(input.Wire, input.Stored)
-
-	// A failed run is a completed MCP task whose result has isError set.
-	status, _ := m.MCPTaskStatus(interop.StatusFailed)
-	fmt.Println("mcp task:", status)
-
-	// The error table row a binding writes for an unknown task.
-	e, _ := m.A2AError(mapping.CodeTaskNotFound)
-	fmt.Println(e.JSONRPC, e.GRPC, e.HTTP, e.Reason, e.ClientProjection)
-
-	// Output:
-	// TASK_STATE_AUTH_REQUIRED auth-required
-	// TASK_STATE_INPUT_REQUIRED input-required
-	// mcp task: completed
-	// -32001 NOT_FOUND 404 TASK_NOT_FOUND not_found
-}
-
-func ExampleMap_A2AGate() {
-	m := mapping.Builtin()
-	advertised := func(facet string) bool { return facet == "a2a.streaming" } // no durable tasks, no push
-
-	for _, method := range []string{"SendStreamingMessage", "SubscribeToTask", "ListTaskPushNotificationConfigs"} {
-		err := m.A2AGate(method, "", advertised)
-		var off *mapping.FacetOffError
-		if errors.As(err, &off) {
-			fmt.Printf("%s: refused %d (%s), %s is off\n", method, off.Refusal.JSONRPC, off.Refusal.Reason, off.Facet)
-			continue
+	doc, err := m.JSON()
+	if err != nil {
+		panic(err)
+	}
+	var rows struct {
+		Pins struct {
+			A2A struct{ Release string }
+			MCP struct{ Revision string }
 		}
-		fmt.Printf("%s: allowed\n", method)
+		A2A struct {
+			TaskState []struct{ RunStatus, InterruptKind, Wire string }
+		}
+	}
+	if err := json.Unmarshal(doc, &rows); err != nil {
+		panic(err)
+	}
+	fmt.Println("A2A", rows.Pins.A2A.Release, "MCP", rows.Pins.MCP.Revision)
+
+	// The one override of the forward projection (OpenWOP RFC 0199 §D.1):
+	// a run waiting on a credential interrupt is AUTH_REQUIRED on A2A.
+	for _, r := range rows.A2A.TaskState {
+		if r.InterruptKind != "" {
+			fmt.Println(r.RunStatus, r.InterruptKind, r.Wire)
+		}
 	}
 	// Output:
-	// SendStreamingMessage: allowed
-	// SubscribeToTask: refused -32004 (UNSUPPORTED_OPERATION), a2a.durableTasks is off
-	// ListTaskPushNotificationConfigs: refused -32003 (PUSH_NOTIFICATION_NOT_SUPPORTED), a2a.pushNotifications is off
-}
-
-func ExampleSendMessageWhen() {
-	m := mapping.Builtin()
-	for _, s := range []interop.RunStatus{interop.StatusWaitingApproval, interop.StatusRunning, interop.StatusCompleted} {
-		op, _ := m.A2AOperation("SendMessage", mapping.SendMessageWhen(true, s))
-		v2 := op.V2Operation
-		if v2 == "" {
-			v2 = "(served by the interop layer)"
-		}
-		fmt.Printf("%s: %s\n", s, v2)
-	}
-	// Output:
-	// waiting-approval: resolveInterruptByRun
-	// running: (served by the interop layer)
-	// completed: (served by the interop layer)
+	// A2A 1.0.1 MCP 2026-07-28
+	// waiting-input credential TASK_STATE_AUTH_REQUIRED
 }
 
 func ExampleLoad() {
 	_, err := mapping.Load([]byte(`{"version": 2}`))
 	var se *mapping.SchemaError
 	fmt.Println(errors.Is(err, mapping.ErrSchema), errors.As(err, &se))
+
+	// A map that fits the schema but gives two errors one JSON-RPC code.
+	doc, _ := mapping.Builtin().JSON()
+	twice := strings.Replace(string(doc), `"jsonrpc": -32002`, `"jsonrpc": -32001`, 1)
+	_, err = mapping.Load([]byte(twice))
+	var re *mapping.RowError
+	fmt.Println(errors.Is(err, mapping.ErrInconsistent), errors.As(err, &re))
+	fmt.Println(re)
 	// Output:
 	// true true
+	// true true
+	// mapping: a2a.errors[1]: duplicate JSON-RPC code "-32001"
 }

@@ -24,12 +24,12 @@ func FuzzLoad(f *testing.F) {
 	setArr(doc, without(arr(doc, "a2a", "taskState"), 0), "a2a", "taskState")
 	f.Add(encodeTree(f, doc))
 
-	loader, err := NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := loader.Load(data)
+		m, err := loader.load(data)
 		if err != nil {
 			n := 0
 			for _, s := range []error{ErrDecode, ErrSchema, ErrInconsistent} {
@@ -43,11 +43,11 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		for _, s := range interop.AllStatuses() {
-			if _, ok := m.TaskState(s, interop.InterruptCredential); !ok {
+			if _, ok := index(m).TaskState(s, interop.InterruptCredential); !ok {
 				t.Fatalf("TaskState(%s) missing", s)
 			}
-			if m.HasMCPTasks() {
-				if _, ok := m.MCPTaskStatus(s); !ok {
+			if index(m).HasMCPTasks() {
+				if _, ok := index(m).MCPTaskStatus(s); !ok {
 					t.Fatalf("MCPTaskStatus(%s) missing", s)
 				}
 			}
@@ -56,7 +56,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := loader.Load(once)
+		again, err := loader.load(once)
 		if err != nil {
 			t.Fatalf("reload of canonical form: %v", err)
 		}

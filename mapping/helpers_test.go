@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 )
 
 func readFile(t testing.TB, path string) []byte {
@@ -82,3 +84,31 @@ func facetsExcept(off ...string) func(string) bool {
 		return true
 	}
 }
+
+// rowErrors returns every *RowError in err (Load joins them).
+func rowErrors(err error) []*RowError {
+	var out []*RowError
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if re, ok := err.(*RowError); ok {
+			out = append(out, re)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// index is the library's own view of m, with the lookups the bindings use.
+func index(m *Map) *interopmap.Map { return (*interopmap.Map)(m) }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 )
 
 // Our own description of the map format. The strings are immutable, so
@@ -21,19 +23,16 @@ var schemaJSON string
 // schemaURL is the $id of data/interopmap.schema.json.
 const schemaURL = "https://github.com/wopinterop/wopinterop/mapping/data/interopmap.schema.json"
 
-// Schema returns the JSON Schema (2020-12) Load validates against. It
-// accepts the published OpenWOP v2 interop map and this package's newer one.
-func Schema() []byte { return []byte(schemaJSON) }
-
-// Loader validates interop-map files. It holds the compiled schema, so a
-// program that loads many files compiles it once; a Loader is safe for
+// loader validates interop-map files against data/interopmap.schema.json
+// (2020-12), which accepts the published OpenWOP v2 interop map and this
+// package's newer one. It holds the compiled schema and is safe for
 // concurrent use.
-type Loader struct {
+type loader struct {
 	schema *jsonschema.Schema
 }
 
-// NewLoader compiles the embedded schema.
-func NewLoader() (*Loader, error) {
+// newLoader compiles the embedded schema.
+func newLoader() (*loader, error) {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schemaJSON))
 	if err != nil {
 		return nil, fmt.Errorf("mapping: embedded schema: %w", err)
@@ -46,24 +45,24 @@ func NewLoader() (*Loader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mapping: embedded schema: %w", err)
 	}
-	return &Loader{schema: s}, nil
+	return &loader{schema: s}, nil
 }
 
-// Load is NewLoader followed by [Loader.Load]. It compiles the schema on
-// every call; keep a Loader to load several files.
+// Load reads an interop-map file: it parses data strictly, validates it
+// against the map format's JSON Schema (data/interopmap.schema.json), runs
+// the consistency checks and returns the map. The error wraps [ErrDecode],
+// [ErrSchema] (a [*SchemaError]) or [ErrInconsistent] (one [*RowError] per
+// broken rule, joined). Each call compiles the schema (a few
+// milliseconds); a host loads its map once.
 func Load(data []byte) (*Map, error) {
-	l, err := NewLoader()
+	l, err := newLoader()
 	if err != nil {
 		return nil, err
 	}
-	return l.Load(data)
+	return l.load(data)
 }
 
-// Load parses data strictly, validates it against the schema, runs the
-// consistency checks and returns the indexed map. The error wraps
-// [ErrDecode], [ErrSchema] (a [*SchemaError]) or [ErrInconsistent] (one
-// [*RowError] per broken rule, joined).
-func (l *Loader) Load(data []byte) (*Map, error) {
+func (l *loader) load(data []byte) (*Map, error) {
 	if err := checkStrictJSON(data); err != nil {
 		return nil, err
 	}
@@ -81,18 +80,21 @@ func (l *Loader) Load(data []byte) (*Map, error) {
 	return decodeChecked(data)
 }
 
-// decodeChecked is the part of Load after schema validation.
+// decodeChecked is the part of Load after schema validation: decode, the
+// consistency checks, the index.
 func decodeChecked(data []byte) (*Map, error) {
-	var doc document
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
+	m, problems, err := interopmap.Decode(data)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDecode, err)
 	}
-	if err := check(&doc); err != nil {
-		return nil, err
+	if len(problems) > 0 {
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = &RowError{Section: p.Section, Index: p.Index, Key: p.Key, Problem: string(p.Problem)}
+		}
+		return nil, errors.Join(errs...)
 	}
-	return build(&doc), nil
+	return (*Map)(m), nil
 }
 
 // checkStrictJSON refuses what encoding/json would silently accept: a

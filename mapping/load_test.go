@@ -13,12 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wopinterop/wopinterop/internal/golden"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 )
 
 // The embedded file passes the full Load, schema included; Builtin relies
 // on this to skip the schema step.
 func TestBuiltinPassesLoad(t *testing.T) {
-	m, err := Load(BuiltinJSON())
+	m, err := Load([]byte(builtinJSON))
 	if err != nil {
 		t.Fatalf("Load(builtin) = %v", err)
 	}
@@ -49,7 +50,7 @@ func TestBuiltinGolden(t *testing.T) {
 		}
 		t.Skip("rewrote " + path + "; rebuild to embed it")
 	}
-	if !bytes.Equal(file, BuiltinJSON()) {
+	if !bytes.Equal(file, []byte(builtinJSON)) {
 		t.Fatal("embedded bytes differ from the file (rebuild)")
 	}
 	got, err := Builtin().JSON()
@@ -80,16 +81,11 @@ func TestBuiltinIsFresh(t *testing.T) {
 
 func TestSchemaIsOurs(t *testing.T) {
 	var s map[string]any
-	if err := json.Unmarshal(Schema(), &s); err != nil {
+	if err := json.Unmarshal([]byte(schemaJSON), &s); err != nil {
 		t.Fatal(err)
 	}
 	if s["$schema"] != "https://json-schema.org/draft/2020-12/schema" || s["$id"] != schemaURL {
 		t.Errorf("schema header: $schema %v $id %v", s["$schema"], s["$id"])
-	}
-	b := Schema()
-	b[0] = 'X'
-	if Schema()[0] != '{' {
-		t.Error("Schema returned the embedded bytes, not a copy")
 	}
 }
 
@@ -105,59 +101,59 @@ func TestLoadRefusesInconsistentMaps(t *testing.T) {
 	cases := []rowCase{
 		{"forward projection not total", func(d map[string]any) {
 			setArr(d, without(arr(d, "a2a", "taskState"), 9), "a2a", "taskState") // failed
-		}, []RowError{{"a2a.taskState", -1, "failed", ProblemMissingStatus}}},
+		}, []RowError{{"a2a.taskState", -1, "failed", string(interopmap.ProblemMissingStatus)}}},
 		{"second default row", func(d map[string]any) {
 			rows := arr(d, "a2a", "taskState")
 			setArr(d, append(rows, cloneRow(rows[1].(map[string]any))), "a2a", "taskState")
-		}, []RowError{{"a2a.taskState", 11, "running", ProblemDuplicateStatus}}},
+		}, []RowError{{"a2a.taskState", 11, "running", string(interopmap.ProblemDuplicateStatus)}}},
 		{"duplicate override", func(d map[string]any) {
 			rows := arr(d, "a2a", "taskState")
 			setArr(d, append(rows, cloneRow(rows[6].(map[string]any))), "a2a", "taskState")
-		}, []RowError{{"a2a.taskState", 11, "waiting-input/credential", ProblemDuplicateOverride}}},
+		}, []RowError{{"a2a.taskState", 11, "waiting-input/credential", string(interopmap.ProblemDuplicateOverride)}}},
 		{"override kind that never yields its status", func(d map[string]any) {
 			row(d, 6, "a2a", "taskState")["interruptKind"] = "approval"
-		}, []RowError{{"a2a.taskState", 6, "waiting-input/approval", ProblemOverrideKind}}},
+		}, []RowError{{"a2a.taskState", 6, "waiting-input/approval", string(interopmap.ProblemOverrideKind)}}},
 		{"unknown a2a facet in requires", func(d map[string]any) {
 			row(d, 8, "a2a", "operations")["requires"] = []any{"a2a.streaming", "a2a.teleport"}
-		}, []RowError{{"a2a.operations", 8, "a2a.teleport", ProblemUnknownFacet}}},
+		}, []RowError{{"a2a.operations", 8, "a2a.teleport", string(interopmap.ProblemUnknownFacet)}}},
 		{"facet of the other family", func(d map[string]any) {
 			row(d, 4, "a2a", "operations")["requires"] = []any{"a2a.serverMount"}
-		}, []RowError{{"a2a.operations", 4, "a2a.serverMount", ProblemUnknownFacet}}},
+		}, []RowError{{"a2a.operations", 4, "a2a.serverMount", string(interopmap.ProblemUnknownFacet)}}},
 		{"unknown family in mcp.methods", func(d map[string]any) {
 			row(d, 1, "mcp", "methods")["requires"] = []any{"rest.serverMount"}
-		}, []RowError{{"mcp.methods", 1, "rest.serverMount", ProblemUnknownFacet}}},
+		}, []RowError{{"mcp.methods", 1, "rest.serverMount", string(interopmap.ProblemUnknownFacet)}}},
 		{"unknown facet in mcp.tasks.methods", func(d map[string]any) {
 			row(d, 0, "mcp", "tasks", "methods")["requires"] = []any{"mcp.tasks"}
-		}, []RowError{{"mcp.tasks.methods", 0, "mcp.tasks", ProblemUnknownFacet}}},
+		}, []RowError{{"mcp.tasks.methods", 0, "mcp.tasks", string(interopmap.ProblemUnknownFacet)}}},
 		{"duplicate JSON-RPC code", func(d map[string]any) {
 			row(d, 1, "a2a", "errors")["jsonrpc"] = -32001
-		}, []RowError{{"a2a.errors", 1, "-32001", ProblemDuplicateCode}}},
+		}, []RowError{{"a2a.errors", 1, "-32001", string(interopmap.ProblemDuplicateCode)}}},
 		{"duplicate reason", func(d map[string]any) {
 			row(d, 1, "a2a", "errors")["reason"] = "TASK_NOT_FOUND"
-		}, []RowError{{"a2a.errors", 1, "TASK_NOT_FOUND", ProblemDuplicateReason}}},
+		}, []RowError{{"a2a.errors", 1, "TASK_NOT_FOUND", string(interopmap.ProblemDuplicateReason)}}},
 		{"duplicate error name", func(d map[string]any) {
 			row(d, 9, "a2a", "errors")["upstream"] = "TaskNotFoundError"
-		}, []RowError{{"a2a.errors", 9, "TaskNotFoundError", ProblemDuplicateName}}},
+		}, []RowError{{"a2a.errors", 9, "TaskNotFoundError", string(interopmap.ProblemDuplicateName)}}},
 		{"duplicate reverse wire", func(d map[string]any) {
 			row(d, 7, "a2a", "taskStateReverse")["wire"] = "TASK_STATE_FAILED"
-		}, []RowError{{"a2a.taskStateReverse", 7, "TASK_STATE_FAILED", ProblemDuplicateWire}}},
+		}, []RowError{{"a2a.taskStateReverse", 7, "TASK_STATE_FAILED", string(interopmap.ProblemDuplicateWire)}}},
 		{"forward state that does not read back", func(d map[string]any) {
 			setArr(d, without(arr(d, "a2a", "taskStateReverse"), 6), "a2a", "taskStateReverse") // CANCELED
-		}, []RowError{{"a2a.taskState", 10, "TASK_STATE_CANCELED", ProblemNoReverse}}},
+		}, []RowError{{"a2a.taskState", 10, "TASK_STATE_CANCELED", string(interopmap.ProblemNoReverse)}}},
 		{"mcp task status not total", func(d map[string]any) {
 			setArr(d, without(arr(d, "mcp", "tasks", "status"), 4), "mcp", "tasks", "status") // waiting-external
-		}, []RowError{{"mcp.tasks.status", -1, "waiting-external", ProblemMissingStatus}}},
+		}, []RowError{{"mcp.tasks.status", -1, "waiting-external", string(interopmap.ProblemMissingStatus)}}},
 		{"mcp task status twice, another missing", func(d map[string]any) {
 			row(d, 0, "mcp", "tasks", "status")["runStatus"] = "running"
 		}, []RowError{
-			{"mcp.tasks.status", 1, "running", ProblemDuplicateStatus},
-			{"mcp.tasks.status", -1, "pending", ProblemMissingStatus},
+			{"mcp.tasks.status", 1, "running", string(interopmap.ProblemDuplicateStatus)},
+			{"mcp.tasks.status", -1, "pending", string(interopmap.ProblemMissingStatus)},
 		}},
 		{"duplicate feature", func(d map[string]any) {
 			row(d, 3, "mcp", "features")["id"] = "mrtr"
-		}, []RowError{{"mcp.features", 3, "mrtr", ProblemDuplicateFeature}}},
+		}, []RowError{{"mcp.features", 3, "mrtr", string(interopmap.ProblemDuplicateFeature)}}},
 	}
-	loader, err := NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +161,7 @@ func TestLoadRefusesInconsistentMaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := builtinTree(t)
 			tc.mutate(doc)
-			m, err := loader.Load(encodeTree(t, doc))
+			m, err := loader.load(encodeTree(t, doc))
 			if m != nil {
 				t.Fatal("Load returned a map")
 			}
@@ -173,7 +169,7 @@ func TestLoadRefusesInconsistentMaps(t *testing.T) {
 				t.Fatalf("Load = %v, want ErrInconsistent only", err)
 			}
 			var got []RowError
-			for _, re := range RowErrors(err) {
+			for _, re := range rowErrors(err) {
 				got = append(got, *re)
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
@@ -193,8 +189,8 @@ func TestRowErrorMessage(t *testing.T) {
 		e    RowError
 		want string
 	}{
-		{RowError{"a2a.taskState", -1, "failed", ProblemMissingStatus}, `mapping: a2a.taskState: no row for run status "failed"`},
-		{RowError{"a2a.errors", 3, "-32001", ProblemDuplicateCode}, `mapping: a2a.errors[3]: duplicate JSON-RPC code "-32001"`},
+		{RowError{"a2a.taskState", -1, "failed", string(interopmap.ProblemMissingStatus)}, `mapping: a2a.taskState: no row for run status "failed"`},
+		{RowError{"a2a.errors", 3, "-32001", string(interopmap.ProblemDuplicateCode)}, `mapping: a2a.errors[3]: duplicate JSON-RPC code "-32001"`},
 	}
 	for _, tc := range tests {
 		if got := tc.e.Error(); got != tc.want {
@@ -235,7 +231,7 @@ func TestLoadRefusesSchemaViolations(t *testing.T) {
 		{"pin without spec", func(d map[string]any) { delete(obj(d, "pins", "a2a"), "spec") }, "/pins/a2a"},
 		{"operation without rule", func(d map[string]any) { delete(row(d, 0, "mcp", "methods"), "rule") }, "/mcp/methods/0"},
 	}
-	loader, err := NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +239,7 @@ func TestLoadRefusesSchemaViolations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := builtinTree(t)
 			tc.mutate(doc)
-			m, err := loader.Load(encodeTree(t, doc))
+			m, err := loader.load(encodeTree(t, doc))
 			if m != nil {
 				t.Fatal("Load returned a map")
 			}
@@ -282,13 +278,13 @@ func TestLoadRefusesMalformedJSON(t *testing.T) {
 	if dupVersion == builtinJSON || dupNested == builtinJSON {
 		t.Fatal("fixture edit did not apply")
 	}
-	loader, err := NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := loader.Load([]byte(tc.data))
+			m, err := loader.load([]byte(tc.data))
 			if m != nil || !errors.Is(err, ErrDecode) || errors.Is(err, ErrSchema) || errors.Is(err, ErrInconsistent) {
 				t.Errorf("Load = %v, %v; want ErrDecode only", m, err)
 			}
@@ -296,7 +292,7 @@ func TestLoadRefusesMalformedJSON(t *testing.T) {
 	}
 	// Well-formed JSON of the wrong shape is the schema's business.
 	for _, data := range []string{"null", "[]", `"map"`, "{}"} {
-		if _, err := loader.Load([]byte(data)); !errors.Is(err, ErrSchema) {
+		if _, err := loader.load([]byte(data)); !errors.Is(err, ErrSchema) {
 			t.Errorf("Load(%s) = %v, want ErrSchema", data, err)
 		}
 	}
@@ -330,36 +326,36 @@ func TestLoadWithoutMCPTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.HasMCPTasks() {
+	if index(m).HasMCPTasks() {
 		t.Error("HasMCPTasks = true")
 	}
-	if s, ok := m.MCPTaskStatus("running"); ok || s != "" {
+	if s, ok := index(m).MCPTaskStatus("running"); ok || s != "" {
 		t.Errorf("MCPTaskStatus = %q, %v", s, ok)
 	}
-	if _, ok := m.MCPTaskMethod("tasks/get"); ok {
+	if _, ok := index(m).MCPTaskMethod("tasks/get"); ok {
 		t.Error("MCPTaskMethod found a row")
 	}
-	if m.Elements(SectionMCPTaskFields) != nil || m.Pins().MCPTasks != (Pin{}) {
+	if index(m).Elements(interopmap.SectionMCPTaskFields) != nil || index(m).Pins().MCPTasks != (interopmap.Pin{}) {
 		t.Error("tasks fields or pin present")
 	}
-	if err := m.MCPGate("tasks/get", allFacets); !errors.Is(err, ErrUnknownOperation) {
+	if err := index(m).MCPGate("tasks/get", allFacets); !errors.Is(err, interopmap.ErrUnknownOperation) {
 		t.Errorf("MCPGate(tasks/get) = %v", err)
 	}
 }
 
 func TestLoaderIsSafeForConcurrentUse(t *testing.T) {
-	loader, err := NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := BuiltinJSON()
+	data := []byte(builtinJSON)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 8 {
 		wg.Go(func() {
-			m, err := loader.Load(data)
+			m, err := loader.load(data)
 			if err == nil {
-				if _, ok := m.TaskState("running", ""); !ok {
+				if _, ok := index(m).TaskState("running", ""); !ok {
 					err = errors.New("no row")
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
@@ -175,7 +176,7 @@ const (
 type Server struct {
 	deps    Deps
 	opts    Options
-	m       *mapping.Map
+	m       *interopmap.Map
 	log     *slog.Logger
 	now     func() time.Time
 	origins map[string]bool
@@ -206,9 +207,9 @@ type Server struct {
 func New(deps Deps, opts Options) (*Server, error) {
 	problems := deps.check()
 	problems = append(problems, opts.check()...)
-	m := opts.Map
+	m := (*interopmap.Map)(opts.Map)
 	if m == nil {
-		m = mapping.Builtin()
+		m = (*interopmap.Map)(mapping.Builtin())
 	}
 	if opts.Tasks && !m.HasMCPTasks() {
 		problems = append(problems, errors.New("Tasks needs an interop map with the mcp.tasks rows"))

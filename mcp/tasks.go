@@ -14,9 +14,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
-	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
@@ -27,7 +27,7 @@ type taskJSON struct {
 	Meta           *notificationMeta       `json:"_meta,omitempty"`
 	ResultType     string                  `json:"resultType,omitempty"`
 	TaskID         string                  `json:"taskId"`
-	Status         mapping.TaskStatus      `json:"status"`
+	Status         interopmap.TaskStatus   `json:"status"`
 	StatusMessage  string                  `json:"statusMessage,omitempty"`
 	CreatedAt      string                  `json:"createdAt"`
 	LastUpdatedAt  string                  `json:"lastUpdatedAt"`
@@ -54,7 +54,7 @@ type notificationMeta struct {
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
 // task fills the Task members of run.
-func (s *Server) task(run *interop.Run, status mapping.TaskStatus) taskJSON {
+func (s *Server) task(run *interop.Run, status interopmap.TaskStatus) taskJSON {
 	t := taskJSON{
 		TaskID:        isolation.Project(run.ID),
 		Status:        status,
@@ -94,7 +94,7 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 	}
 	t := s.task(run, status)
 	switch status {
-	case mapping.TaskInputRequired:
+	case interopmap.TaskInputRequired:
 		p := s.project(ctx, sub, run, mount.Caps{}, true)
 		t.InputRequests = p.requests
 		if t.InputRequests == nil {
@@ -103,13 +103,13 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 		if p.outOfBand != "" {
 			t.StatusMessage = p.outOfBand
 		}
-	case mapping.TaskCompleted:
+	case interopmap.TaskCompleted:
 		res, err := s.callToolResult(run)
 		if err != nil {
 			return taskJSON{}, err
 		}
 		t.Result = res
-	case mapping.TaskFailed:
+	case interopmap.TaskFailed:
 		t.Error = &taskError{Code: codeInternalError, Message: "The task failed in the host."}
 		if required := requiredByReason(run.CancelReason); required != "" {
 			e := missingCapability(required)
@@ -126,10 +126,10 @@ func (s *Server) detailedTask(ctx context.Context, sub interop.Subject, run *int
 // (Run.Fault), and a run the mount cancelled because the call that
 // created the task declared no capability for the input it then needed
 // (guardInput): its error is the -32021 the blocking call would have got.
-func (s *Server) taskStatus(run *interop.Run) (mapping.TaskStatus, error) {
+func (s *Server) taskStatus(run *interop.Run) (interopmap.TaskStatus, error) {
 	if run.Status == interop.StatusFailed && run.Fault ||
 		run.Status == interop.StatusCancelled && requiredByReason(run.CancelReason) != "" {
-		return mapping.TaskFailed, nil
+		return interopmap.TaskFailed, nil
 	}
 	status, ok := s.m.MCPTaskStatus(run.Status)
 	if !ok {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/isolation"
@@ -119,11 +120,15 @@ func TestTaskFailedRun(t *testing.T) {
 // TestTaskHostFault: a map that projects a run status onto task status
 // failed yields the error object and no result.
 func TestTaskHostFault(t *testing.T) {
-	doc := strings.Replace(string(mapping.BuiltinJSON()), `"runStatus": "failed",
+	builtin, _ := mapping.Builtin().JSON()
+	doc := strings.Replace(string(builtin), `"runStatus": "failed",
           "taskStatus": "completed"`, `"runStatus": "failed",
           "taskStatus": "failed"`, 1)
 	m, err := mapping.Load([]byte(doc))
-	if err != nil || func() bool { s, _ := m.MCPTaskStatus(interop.StatusFailed); return s != mapping.TaskFailed }() {
+	if err != nil || func() bool {
+		s, _ := (*interopmap.Map)(m).MCPTaskStatus(interop.StatusFailed)
+		return s != interopmap.TaskFailed
+	}() {
 		t.Fatalf("could not derive a map with a failed task status (%v)", err)
 	}
 	e := newEnv(t, withTasks, func(c *testConfig) { c.Map = m })

@@ -1,4 +1,4 @@
-package mapping
+package interopmap
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ var wantForward = []struct {
 }
 
 func TestTaskStateForwardIsTotal(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	if len(wantForward) != len(interop.AllStatuses()) {
 		t.Fatalf("table covers %d statuses, enum has %d", len(wantForward), len(interop.AllStatuses()))
 	}
@@ -56,7 +56,7 @@ func TestTaskStateForwardIsTotal(t *testing.T) {
 // OpenWOP RFC 0199 §D.1: only waiting-input on a credential interrupt is AUTH_REQUIRED;
 // every other (status, kind) pair keeps its default row.
 func TestTaskStateOverride(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	kinds := []interop.InterruptKind{"", interop.InterruptApproval, interop.InterruptClarification,
 		interop.InterruptExternalEvent, interop.InterruptCredential, "unheard-of"}
 	for _, tc := range wantForward {
@@ -84,7 +84,7 @@ func TestTaskStateOverride(t *testing.T) {
 }
 
 func TestTaskStateRefusesUnknownStatus(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	for _, s := range []interop.RunStatus{"", "sleeping", "Pending"} {
 		if got, ok := m.TaskState(s, ""); ok || got != (StateRow{}) {
 			t.Errorf("TaskState(%q) = %+v, %v; want zero, false", s, got, ok)
@@ -93,7 +93,7 @@ func TestTaskStateRefusesUnknownStatus(t *testing.T) {
 }
 
 func TestRunTaskState(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		name string
 		run  interop.Run
@@ -120,7 +120,7 @@ func TestRunTaskState(t *testing.T) {
 
 // OpenWOP interop map, a2a.taskStateReverse.
 func TestReverseTaskState(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		wire     a2a.TaskState
 		want     interop.RunStatus
@@ -161,7 +161,7 @@ func TestReverseTaskState(t *testing.T) {
 // Every forward wire state reads back to a status that projects forward to
 // the same wire state (the host reading its own tasks).
 func TestForwardReverseRoundTrip(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	for _, row := range m.TaskStateRows() {
 		back, _, ok := m.ReverseTaskState(row.Wire)
 		if !ok {
@@ -199,7 +199,7 @@ func errorColumns(r ErrorRow) ErrorRow {
 }
 
 func TestA2AErrors(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	if n := len(m.A2AErrors()); n != len(wantErrors) {
 		t.Errorf("error rows = %d, want %d", n, len(wantErrors))
 	}
@@ -245,7 +245,7 @@ func TestA2AErrors(t *testing.T) {
 
 // The Code constants name the rows they claim to.
 func TestCodeConstants(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	codes := map[int]string{
 		CodeTaskNotFound: "TaskNotFoundError", CodeTaskNotCancelable: "TaskNotCancelableError",
 		CodePushNotificationNotSupported:   "PushNotificationNotSupportedError",
@@ -266,7 +266,7 @@ func TestCodeConstants(t *testing.T) {
 
 // A2A 1.0.1 §5.3, §9.4 and the OpenWOP interop map's `requires` column.
 func TestA2AOperations(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		method, when string
 		http, v2     string
@@ -324,7 +324,7 @@ func TestA2AOperations(t *testing.T) {
 }
 
 func TestSendMessageWhen(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		hasTask bool
 		status  interop.RunStatus
@@ -357,7 +357,7 @@ func TestSendMessageWhen(t *testing.T) {
 }
 
 func TestRequires(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		method string
 		want   []string
@@ -404,7 +404,7 @@ func TestRequirementsMet(t *testing.T) {
 
 // OpenWOP interop.md §The operation mappings: a row whose facet is off is refused with the row's error.
 func TestA2AGate(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		method, when string
 		off          []string
@@ -448,7 +448,7 @@ func TestA2AGate(t *testing.T) {
 }
 
 func TestMCPGate(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		method string
 		off    []string
@@ -481,7 +481,7 @@ func TestMCPGate(t *testing.T) {
 
 // OpenWOP interop map, mcp.tasks.status.
 func TestMCPTaskStatus(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	want := map[interop.RunStatus]TaskStatus{
 		interop.StatusPending: TaskWorking, interop.StatusRunning: TaskWorking,
 		interop.StatusPaused: TaskWorking, interop.StatusCancelling: TaskWorking,
@@ -511,7 +511,7 @@ func TestMCPTaskStatus(t *testing.T) {
 }
 
 func TestMCPMethods(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	tests := []struct {
 		method string
 		tasks  bool
@@ -554,7 +554,7 @@ func TestMCPMethods(t *testing.T) {
 
 // OpenWOP interop map, mcp.features.
 func TestFeatures(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	want := []string{"server-discover", "mrtr", "cacheable-lists"}
 	if d := cmp.Diff(want, m.RequiredFeatures("mcp-2026-07-28")); d != "" {
 		t.Errorf("RequiredFeatures (-want +got):\n%s", d)
@@ -579,7 +579,7 @@ func TestFeatures(t *testing.T) {
 }
 
 func TestElementsAndPins(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	counts := map[Section]int{
 		SectionA2ACard: 7, SectionA2AFields: 10, SectionMCPHeaders: 3, SectionMCPMeta: 4,
 		SectionMCPMRTR: 5, SectionMCPCache: 2, SectionMCPAuthorization: 1, SectionMCPTaskFields: 4,
@@ -618,7 +618,7 @@ func TestElementsAndPins(t *testing.T) {
 
 // A Map is read-only: changing what it hands out changes nothing inside.
 func TestReturnedSlicesAreCopies(t *testing.T) {
-	m := Builtin()
+	m := builtin()
 	before, err := m.JSON()
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
-package mapping
+package interopmap
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 
@@ -35,13 +34,55 @@ func KnownFacet(name string) bool {
 	return false
 }
 
+// Problem is the closed set of consistency rules [Decode] enforces.
+type Problem string
+
+// The consistency problems.
+const (
+	// ProblemMissingStatus: a status projection is not total; Key is the
+	// run status without a default row.
+	ProblemMissingStatus Problem = "no row for run status"
+	// ProblemDuplicateStatus: a run status has two default rows.
+	ProblemDuplicateStatus Problem = "second row for run status"
+	// ProblemDuplicateOverride: two override rows share (runStatus, interruptKind).
+	ProblemDuplicateOverride Problem = "second override for run status and interrupt kind"
+	// ProblemOverrideKind: an override names an interrupt kind that never
+	// produces its run status, so the row could never apply.
+	ProblemOverrideKind Problem = "interrupt kind never produces this run status"
+	// ProblemUnknownFacet: a requires entry names no facet of the a2a or
+	// mcp family record.
+	ProblemUnknownFacet Problem = "requires names an unknown facet"
+	// ProblemDuplicateCode: two error rows share a JSON-RPC code.
+	ProblemDuplicateCode Problem = "duplicate JSON-RPC code"
+	// ProblemDuplicateReason: two error rows share an ErrorInfo reason.
+	ProblemDuplicateReason Problem = "duplicate ErrorInfo reason"
+	// ProblemDuplicateName: two error rows share an upstream name.
+	ProblemDuplicateName Problem = "duplicate error name"
+	// ProblemDuplicateWire: two reverse rows share a wire state.
+	ProblemDuplicateWire Problem = "duplicate reverse wire state"
+	// ProblemNoReverse: a forward row emits a wire state that no reverse
+	// row reads back.
+	ProblemNoReverse Problem = "forward wire state has no reverse row"
+	// ProblemDuplicateFeature: two mcp.features entries share an id.
+	ProblemDuplicateFeature Problem = "duplicate feature id"
+)
+
+// Inconsistency names one broken consistency rule and the row that breaks
+// it; mapping.Load reports each as a *mapping.RowError.
+type Inconsistency struct {
+	Section string  // e.g. "a2a.taskState"
+	Index   int     // row index in Section, or -1 when a row is missing
+	Key     string  // what identifies the row: a status, code, facet, ...
+	Problem Problem // which rule
+}
+
 // check runs the consistency rules the upstream checker runs, plus two of
 // ours (override kinds that can occur, forward states that read back). It
 // reports every broken rule, not just the first.
-func check(doc *document) error {
-	var errs []error
+func check(doc *document) []Inconsistency {
+	var errs []Inconsistency
 	add := func(section string, index int, key string, p Problem) {
-		errs = append(errs, &RowError{Section: section, Index: index, Key: key, Problem: p})
+		errs = append(errs, Inconsistency{Section: section, Index: index, Key: key, Problem: p})
 	}
 
 	// Forward projection: one default row per status, overrides unique and
@@ -153,5 +194,5 @@ func check(doc *document) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }

@@ -1,4 +1,4 @@
-package mapping
+package interopmap
 
 import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -7,7 +7,7 @@ import (
 )
 
 // document is the JSON form of an interop map. Field order is the order
-// [Map.JSON] writes, which is the order of data/interopmap.json.
+// [Map.JSON] writes, which is the order of mapping/data/interopmap.json.
 type document struct {
 	Schema  string  `json:"$schema,omitempty"`
 	Comment string  `json:"$comment,omitempty"`
