@@ -10,9 +10,9 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/routing"
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
-	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -140,9 +140,9 @@ func (s *Server) withAgent(ctx context.Context, c *call, routingValue string) er
 	if s.cfg.Routing == nil || !c.subject.Authenticated {
 		return errUnknownRoutingValue
 	}
-	agent, err := s.cfg.Routing.ResolveFrom(ctx, s.cfg.Inventory, c.subject, routingValue)
+	agent, err := (*routing.Keys)(s.cfg.Routing).ResolveFrom(ctx, s.cfg.Inventory, c.subject, routingValue)
 	switch {
-	case errors.Is(err, isolation.ErrUnknownRoutingValue):
+	case errors.Is(err, routing.ErrUnknownValue):
 		return errUnknownRoutingValue
 	case err != nil:
 		return s.fault(ctx, "a2a: agent inventory failed", "error", err)

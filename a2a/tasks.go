@@ -13,6 +13,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/readgate"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 )
@@ -287,7 +288,7 @@ func (s *Server) subscribeToTask(ctx context.Context, c *call, req *wire.Subscri
 // answer (OpenWOP RFC 0211 §D; interop.md §Isolation).
 func (s *Server) taskID(c *call, raw string) (string, error) {
 	id, err := isolation.ParseID(raw)
-	if err != nil || isolation.CheckReadable(c.subject, id) != nil {
+	if err != nil || readgate.CheckReadable(c.subject, id) != nil {
 		return "", s.errs.taskNotFound()
 	}
 	return id, nil
@@ -307,10 +308,10 @@ func (s *Server) readRun(ctx context.Context, c *call, raw string) (interop.Run,
 }
 
 // taskRefusal maps an error of a store call that addresses one run:
-// whatever says the run is not the caller's is -32001 (isolation.GateError
+// whatever says the run is not the caller's is -32001 (readgate.GateError
 // folds a store's forbidden into not-found; OpenWOP interop.md §Isolation).
 func (s *Server) taskRefusal(ctx context.Context, op string, err error) error {
-	if errors.Is(isolation.GateError(err), interop.ErrNotFound) {
+	if errors.Is(readgate.GateError(err), interop.ErrNotFound) {
 		return s.errs.taskNotFound()
 	}
 	return s.storeFault(ctx, op, err)

@@ -1,7 +1,7 @@
 // Package isolation holds the identity primitives every surface shares: the
 // tenant-bound id grammar and its projection, opaque id minting, per-agent
-// routing values, and the read gate that makes an unreadable resource
-// indistinguishable from an unknown one. It implements OpenWOP identity.md §5
+// routing values, and the tenant check of the read gate that makes an
+// unreadable resource indistinguishable from an unknown one. It implements OpenWOP identity.md §5
 // and the isolation and per-agent-card parts of the v2 interop spec.
 //
 // # Ids (ids.go, param.go)
@@ -29,26 +29,30 @@
 //
 // # The read gate (gate.go)
 //
-// Unreadable is unknown (OpenWOP interop.md §Isolation; identity.md §5). [CheckReadable] refuses a bound id
-// whose tenant segment is not the Subject's with [ErrNotFound], one value
-// whose message names nothing, and [GateError] folds the store's
-// interop.ErrForbidden, interop.ErrNotFound and [ErrTenantMismatch] into the
-// same value while passing other errors through. [MatchTenant] keeps the
-// distinction for a REST surface that answers 403 id_tenant_mismatch. The gate
-// is a cheap pre-filter: the RunStore still decides readability, and every
-// one of its answers goes through GateError on the A2A and MCP surfaces.
+// Unreadable is unknown (OpenWOP interop.md §Isolation; identity.md §5).
+// [MatchTenant] is the gate's tenant check: nil for a bound id whose tenant
+// segment is the Subject's, [ErrMalformedID] or [ErrTenantMismatch]
+// otherwise, which a REST surface answers as 400 or 403
+// id_tenant_mismatch. The A2A and MCP surfaces fold both refusals, and the
+// store's interop.ErrForbidden and interop.ErrNotFound, into the one
+// [ErrNotFound], whose message names nothing (the library's read gate,
+// internal/readgate). The gate is a cheap pre-filter: the RunStore still
+// decides readability.
 //
 // # Routing values (routing.go)
 //
 // [RoutingKeys] derives each agent's a2aTenant value R from a host secret, the
 // host version and the agent id alone, so R encodes no tenant, workspace or
-// principal and every replica agrees without storage (OpenWOP RFC 0202 §B). Resolve looks R
-// up among the agents the caller already sees, after authentication and
-// authorization (OpenWOP RFC 0202 §D.6), compares in constant time and answers everything
-// else — another tenant's R, a never-minted or malformed one — with the one
-// [ErrUnknownRoutingValue] (OpenWOP interop.md §Per-agent cards). R is a routing value only (OpenWOP interop map, a2a.fields): it
-// selects an agent and never a tenant; a task started through it is a run of
-// the caller's tenant (OpenWOP RFC 0202 §D.9). A previous secret keeps old values resolving
+// principal and every replica agrees without storage (OpenWOP RFC 0202 §B).
+// The host mints R for its agent inventory entries ([RoutingKeys.ForAgent])
+// and hands the keys to the A2A surface, which alone resolves R: among the
+// agents the caller already sees, after authentication and authorization
+// (OpenWOP RFC 0202 §D.6), in constant time, answering everything else —
+// another tenant's R, a never-minted or malformed one — with one not-found
+// (OpenWOP interop.md §Per-agent cards; internal/routing). R is a routing
+// value only (OpenWOP interop map, a2a.fields): it selects an agent and never
+// a tenant; a task started through it is a run of the caller's tenant
+// (OpenWOP RFC 0202 §D.9). A previous secret keeps old values resolving
 // through a rotation.
 //
 // Not here: card content (OpenWOP RFC 0202 §C; interop.md §Per-agent cards) and the wire answers (-32001,

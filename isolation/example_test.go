@@ -66,38 +66,27 @@ func ExampleRoutingKeys() {
 	_, ok = keys.ForAgent(agents[1])
 	fmt.Println("idle agent has a value:", ok)
 
-	found, err := keys.Resolve(r, agents)
-	fmt.Println(found.Persona, err)
-
-	_, err = keys.Resolve("never-minted-value-00000", agents)
-	fmt.Println(errors.Is(err, interop.ErrNotFound))
+	fmt.Println("the value is the agent id's:", r == keys.Derive("support"))
 
 	_, err = isolation.NewRoutingKeys([]byte("short"), "2.4.1")
 	fmt.Println(errors.Is(err, isolation.ErrRoutingSecretTooShort))
 	// Output:
 	// true 24 true
 	// idle agent has a value: false
-	// Support <nil>
-	// true
+	// the value is the agent id's: true
 	// true
 }
 
-// The read gate answers a foreign id and a malformed one with the same
-// error, and folds a store's 403 into it.
-func ExampleCheckReadable() {
+// A REST surface tells a foreign id (403 id_tenant_mismatch) from one that
+// is not an id at all; the A2A and MCP surfaces answer both as not found.
+func ExampleMatchTenant() {
 	caller := interop.Subject{Tenant: "acme", Authenticated: true}
 
-	fmt.Println(isolation.CheckReadable(caller, "acme/r-9f3cAB12cd34EF56"))
-	fmt.Println(isolation.CheckReadable(caller, "globex/r-9f3cAB12cd34EF56"))
-	fmt.Println(isolation.CheckReadable(caller, "not an id"))
-
-	storeErr := fmt.Errorf("run belongs to globex: %w", interop.ErrForbidden)
-	fmt.Println(isolation.GateError(storeErr))
-	fmt.Println(isolation.GateError(interop.ErrRunTerminal))
+	fmt.Println(isolation.MatchTenant(caller, "acme/r-9f3cAB12cd34EF56"))
+	fmt.Println(isolation.MatchTenant(caller, "globex/r-9f3cAB12cd34EF56"))
+	fmt.Println(isolation.MatchTenant(caller, "not an id"))
 	// Output:
 	// <nil>
-	// isolation: interop: not found
-	// isolation: interop: not found
-	// isolation: interop: not found
-	// interop: run is terminal
+	// isolation: id tenant segment is not the caller's
+	// isolation: malformed tenant-bound id
 }

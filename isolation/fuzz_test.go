@@ -101,33 +101,3 @@ func FuzzResolveParam(f *testing.F) {
 		}
 	})
 }
-
-// FuzzResolveRouting: Resolve never panics and matches only the exact value
-// Derive gives the returned agent; everything else is the one error.
-func FuzzResolveRouting(f *testing.F) {
-	k, err := NewRoutingKeys(testSecret('a'), "1.0", WithPreviousSecret(testSecret('b')))
-	if err != nil {
-		f.Fatal(err)
-	}
-	prevOnly, _ := NewRoutingKeys(testSecret('b'), "1.0")
-	visible := []interop.Agent{
-		{ID: "support", Workflows: []string{"w"}},
-		{ID: "billing", Workflows: []string{"w"}},
-		{ID: "idle"},
-	}
-	for _, r := range []string{k.Derive("support"), prevOnly.Derive("billing"), k.Derive("idle"), "", "AAAAAAAAAAAAAAAAAAAAAAAA", k.Derive("support")[:23] + "\n"} {
-		f.Add(r)
-	}
-	f.Fuzz(func(t *testing.T, r string) {
-		a, err := k.Resolve(r, visible)
-		if err != nil {
-			if err != ErrUnknownRoutingValue || a.ID != "" {
-				t.Fatalf("Resolve(%q) = %v, %v", r, a, err)
-			}
-			return
-		}
-		if len(a.Workflows) == 0 || (r != k.Derive(a.ID) && r != prevOnly.Derive(a.ID)) {
-			t.Fatalf("Resolve(%q) = %s, which does not own that value", r, a.ID)
-		}
-	})
-}

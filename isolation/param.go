@@ -41,7 +41,7 @@ const (
 // is [ErrNotFound], as for any id it cannot read.
 //
 // ResolveParam does not check that the tenant segment of a bound value is
-// the caller's: that is the read gate's job ([CheckReadable], [MatchTenant]).
+// the caller's: that is the read gate's job ([MatchTenant]).
 func ResolveParam(s interop.Subject, raw string, bare BarePolicy) (string, error) {
 	id, err := ParseID(raw)
 	if err == nil {

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/readgate"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
@@ -68,7 +69,7 @@ func (s *Server) listen(ctx context.Context, c *call) (answer, error) {
 			continue
 		}
 		runID, err := isolation.ParseID(id)
-		if err != nil || isolation.CheckReadable(c.Subject, runID) != nil {
+		if err != nil || readgate.CheckReadable(c.Subject, runID) != nil {
 			continue
 		}
 		if _, err := s.deps.Store.GetRun(ctx, c.Subject, runID); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/internal/interopmap"
+	"github.com/wopinterop/wopinterop/internal/readgate"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
@@ -217,12 +218,12 @@ func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
 		return interop.Run{}, errUnknownTask
 	}
 	runID, err := isolation.ParseID(taskID)
-	if err != nil || isolation.CheckReadable(c.Subject, runID) != nil {
+	if err != nil || readgate.CheckReadable(c.Subject, runID) != nil {
 		return interop.Run{}, errUnknownTask
 	}
 	run, err := s.deps.Store.GetRun(ctx, c.Subject, runID)
 	if err != nil {
-		if errors.Is(isolation.GateError(err), interop.ErrNotFound) {
+		if errors.Is(readgate.GateError(err), interop.ErrNotFound) {
 			return interop.Run{}, errUnknownTask
 		}
 		return interop.Run{}, err
@@ -302,7 +303,7 @@ func (s *Server) tasksCancel(ctx context.Context, c *call) (answer, error) {
 		_, err = s.deps.Store.CancelRun(context.WithoutCancel(ctx), c.Subject, run.ID, ReasonTaskCancelled)
 		switch {
 		case err == nil, errors.Is(err, interop.ErrRunTerminal):
-		case errors.Is(isolation.GateError(err), interop.ErrNotFound):
+		case errors.Is(readgate.GateError(err), interop.ErrNotFound):
 			return answer{}, errUnknownTask
 		default:
 			return answer{}, err
