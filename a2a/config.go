@@ -13,6 +13,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/internal/interopmap"
+	"github.com/wopinterop/wopinterop/internal/pushservice"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mapping"
@@ -190,7 +191,7 @@ type Server struct {
 	inputModes, outputModes []mediaRange
 	// push serves the push-config rows and delivers pushes; nil while
 	// push is off.
-	push *push.Service
+	push *pushservice.Service
 	// drain ends when Drain is called (drain.go).
 	drain      context.Context
 	startDrain context.CancelFunc
@@ -229,7 +230,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 		if p.Now == nil {
 			p.Now = s.now
 		}
-		if s.push, err = push.New(cfg.Store, push.ProjectorFunc(s.pushEvents), p); err != nil {
+		if s.push, err = pushservice.New(cfg.Store, pushservice.ProjectorFunc(s.pushEvents), p); err != nil {
 			return nil, fmt.Errorf("a2a: invalid config: Push: %w", err)
 		}
 	}

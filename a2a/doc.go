@@ -182,13 +182,13 @@
 // # Push notifications
 //
 // With Options.Push (the a2a.pushNotifications facet), the four push-config
-// rows run over a push.Service (pushconfig.go; OpenWOP RFC 0214): the task is
+// rows run over internal/pushservice (pushconfig.go; OpenWOP RFC 0214): the task is
 // read under the caller's Subject first, so an unreadable task and another
 // task's config id answer -32001 byte for byte like unknown ones; the URL
 // passes the egress guard or the request is -32602 on "url"; responses
 // never carry the token or the credentials; Delete is idempotent. A config
 // sent with SendMessage (configuration.taskPushNotificationConfig) is
-// reserved (push.Service.Reserve: validated, guarded, its secret sealed,
+// reserved (Service.Reserve: validated, guarded, its secret sealed,
 // the config store read and, on an existing task, one of its slots held)
 // after the message is judged and just before it is applied, and committed
 // on the task after: a config that would be refused — push off -32003, a

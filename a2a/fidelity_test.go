@@ -20,9 +20,9 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/pushservice"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
-	"github.com/wopinterop/wopinterop/push"
 )
 
 // exactData is a data part a float64 round trip through an any would
@@ -321,7 +321,7 @@ func TestOutputArtifact(t *testing.T) {
 	wantOutput(t, []*wire.Artifact{upd.Artifact}, `{"ok":true}`)
 
 	run := env.run(t, c.subject, first.ID)
-	pushed, err := env.srv.pushEvents(ctx, c.subject, push.TaskRef{ID: run.ID, ContextID: run.ContextID}, &interop.RunEvent{Type: interop.EventRunCompleted, Status: interop.StatusCompleted, Timestamp: run.StatusAt}, interop.StatusRunning)
+	pushed, err := env.srv.pushEvents(ctx, c.subject, pushservice.TaskRef{ID: run.ID, ContextID: run.ContextID}, &interop.RunEvent{Type: interop.EventRunCompleted, Status: interop.StatusCompleted, Timestamp: run.StatusAt}, interop.StatusRunning)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/pushservice"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/push"
 )
@@ -129,8 +130,8 @@ func (s *Server) deleteTaskPushConfig(ctx context.Context, c *call, req *wire.De
 }
 
 // pushSpec is the push package's view of a wire config.
-func pushSpec(p *wire.PushConfig) push.Spec {
-	spec := push.Spec{ID: p.ID, URL: p.URL, Token: p.Token}
+func pushSpec(p *wire.PushConfig) pushservice.Spec {
+	spec := pushservice.Spec{ID: p.ID, URL: p.URL, Token: p.Token}
 	if p.Auth != nil {
 		spec.Scheme, spec.Credentials = p.Auth.Scheme, p.Auth.Credentials
 	}
@@ -139,7 +140,7 @@ func pushSpec(p *wire.PushConfig) push.Spec {
 
 // wirePushConfig is a config as responses show it: no token, no
 // credentials.
-func wirePushConfig(c push.Config) *wire.PushConfig {
+func wirePushConfig(c pushservice.Config) *wire.PushConfig {
 	out := &wire.PushConfig{TaskID: wire.TaskID(c.TaskID), ID: c.ID, URL: c.URL}
 	if c.Scheme != "" {
 		out.Auth = &wire.PushAuthInfo{Scheme: c.Scheme}
@@ -152,7 +153,7 @@ func wirePushConfig(c push.Config) *wire.PushConfig {
 // config sent with SendMessage). Messages are fixed: never the URL, what
 // it resolved to, or a secret.
 func (s *Server) pushRefusal(ctx context.Context, prefix string, err error) error {
-	var fe *push.FieldError
+	var fe *pushservice.FieldError
 	switch {
 	case errors.As(err, &fe) && fe.Field == "url":
 		return s.errs.invalidParams(prefix+"url", "url must be an https URL of a public host")
@@ -173,8 +174,8 @@ const inlineConfigField = "configuration.taskPushNotificationConfig."
 // (configuration.taskPushNotificationConfig): its spec, then, once the
 // message is judged and about to be applied, its reservation.
 type inlinePush struct {
-	spec     push.Spec
-	reserved *push.Reservation
+	spec     pushservice.Spec
+	reserved *pushservice.Reservation
 }
 
 // reserveInline decides a config sent with SendMessage just before the
@@ -231,7 +232,7 @@ func (s *Server) commitInline(ctx context.Context, c *call, run *interop.Run, in
 // the task would show it (OpenWOP RFC 0214 §C; interop map, a2a.fields): an artifactUpdate per chunk, a
 // statusUpdate when the status changed from prev, preceded on a completion
 // without artifacts by the output's artifactUpdate.
-func (s *Server) pushEvents(ctx context.Context, sub interop.Subject, task push.TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {
+func (s *Server) pushEvents(ctx context.Context, sub interop.Subject, task pushservice.TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {
 	run := interop.Run{ID: task.ID, ContextID: task.ContextID}
 	var out []wire.Event
 	if ev.Chunk != nil {

@@ -33,6 +33,17 @@ type Subject struct {
 // HasScope reports whether s carries scope.
 func (s Subject) HasScope(scope string) bool { return slices.Contains(s.Scopes, scope) }
 
+// Clone returns a deep copy of s, for code that keeps a Subject beyond the
+// call that passed it (a store's record, a push config's watcher).
+func (s Subject) Clone() Subject {
+	s.Scopes = slices.Clone(s.Scopes)
+	if s.Actor != nil {
+		actor := s.Actor.Clone()
+		s.Actor = &actor
+	}
+	return s
+}
+
 // SubjectResolver authenticates a request. It returns [ErrUnauthenticated]
 // when the request carries no valid credential and the host serves no
 // anonymous callers, and [ErrForbidden] when the credential is valid but may

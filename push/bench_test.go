@@ -2,16 +2,8 @@ package push
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
-	"runtime"
 	"testing"
-	"time"
-
-	"github.com/wopinterop/wopinterop/interop/memstore"
 )
 
 // staticResolver answers from a fixed table without recording anything.
@@ -52,88 +44,3 @@ func BenchmarkPublicUnicast(b *testing.B) {
 
 // benchService is a started service whose configs point at one loopback
 // receiver answering 204, lanes configs in all.
-func benchService(b *testing.B, lanes int) (*Service, []Record) {
-	b.Helper()
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	b.Cleanup(rcv.Close)
-	g, err := NewGuard(GuardOptions{AllowOrigins: []string{rcv.URL}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	store := memstore.New()
-	b.Cleanup(func() { _ = store.Close() })
-	configs := NewMemoryConfigs()
-	svc, err := New(store, testProjector(), Options{Events: newEventSink(), Guard: g, Configs: configs, Retry: RetryPolicy{MaxAttempts: 1}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := svc.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = svc.Close(context.Background()) })
-	recs := make([]Record, lanes)
-	for i := range recs {
-		recs[i] = Record{TaskID: fmt.Sprintf("acme/TASK%022d", i), ID: "c", URL: rcv.URL + "/hook", Tenant: "acme"}
-		if _, _, err := configs.Put(context.Background(), recs[i], 0); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return svc, recs
-}
-
-var benchBody = []byte(`{"statusUpdate":{"contextId":"ctx-1","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T09:30:00Z"},"taskId":"acme/RUN0000000000000000000000"}}`)
-
-// deliverN queues n deliveries round-robin over recs and waits until the
-// outbox is empty.
-func deliverN(b *testing.B, svc *Service, recs []Record, n int) {
-	ctx := context.Background()
-	for i := range n {
-		r := &recs[i%len(recs)]
-		if err := svc.enqueue(ctx, Delivery{ID: svc.nextDeliveryID(), TaskID: r.TaskID, ConfigID: r.ID, Body: benchBody}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	ob := svc.outbox.(*MemoryOutbox)
-	for ob.Len() > 0 {
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// BenchmarkDeliver measures pushes to a loopback receiver (same process:
-// its allocations count too) through the whole path: outbox, lane, guard
-// check, guarded dial (connections reused), POST, response drain.
-func BenchmarkDeliver(b *testing.B) {
-	for _, lanes := range []int{1, 8, 64} {
-		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
-			svc, recs := benchService(b, lanes)
-			deliverN(b, svc, recs, 100) // warm the connection pool
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			deliverN(b, svc, recs, b.N)
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "deliveries/s")
-		})
-	}
-}
-
-// BenchmarkDeliverMemory delivers 100k pushes in ten rounds and reports
-// the live heap after the first and the last round: flat means the queue,
-// lanes and outbox keep nothing per delivered push.
-func BenchmarkDeliverMemory(b *testing.B) {
-	for b.Loop() {
-		svc, recs := benchService(b, 8)
-		var heaps []uint64
-		for range 10 {
-			deliverN(b, svc, recs, 10_000)
-			runtime.GC()
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			heaps = append(heaps, m.HeapAlloc)
-		}
-		b.ReportMetric(float64(heaps[0])/(1<<20), "heapMB@10k")
-		b.ReportMetric(float64(heaps[len(heaps)-1])/(1<<20), "heapMB@100k")
-	}
-}

@@ -95,7 +95,7 @@ func (m *MemoryConfigs) Put(_ context.Context, rec Record, max int) (Record, boo
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	recs := m.tasks[rec.TaskID]
-	rec.Subject = cloneSubject(rec.Subject)
+	rec.Subject = rec.Subject.Clone()
 	if i := indexOf(recs, rec.ID); i >= 0 {
 		old := recs[i]
 		recs[i] = rec
@@ -115,7 +115,7 @@ func (m *MemoryConfigs) Get(_ context.Context, taskID, id string) (Record, error
 	recs := m.tasks[taskID]
 	if i := indexOf(recs, id); i >= 0 {
 		r := recs[i]
-		r.Subject = cloneSubject(r.Subject)
+		r.Subject = r.Subject.Clone()
 		return r, nil
 	}
 	return Record{}, ErrConfigNotFound
@@ -127,7 +127,7 @@ func (m *MemoryConfigs) List(_ context.Context, taskID string) ([]Record, error)
 	defer m.mu.Unlock()
 	out := slices.Clone(m.tasks[taskID])
 	for i := range out {
-		out[i].Subject = cloneSubject(out[i].Subject)
+		out[i].Subject = out[i].Subject.Clone()
 	}
 	return out, nil
 }
@@ -183,19 +183,10 @@ func (m *MemoryConfigs) Live(_ context.Context) ([]Record, error) {
 	for _, recs := range m.tasks {
 		for _, r := range recs {
 			if !r.Done {
-				r.Subject = cloneSubject(r.Subject)
+				r.Subject = r.Subject.Clone()
 				out = append(out, r)
 			}
 		}
 	}
 	return out, nil
-}
-
-func cloneSubject(s interop.Subject) interop.Subject {
-	s.Scopes = slices.Clone(s.Scopes)
-	if s.Actor != nil {
-		a := cloneSubject(*s.Actor)
-		s.Actor = &a
-	}
-	return s
 }

@@ -7,12 +7,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/recovery"
 )
 
 // Dialling only what the guard validated (OpenWOP RFC 0214 §B; webhooks.md §Egress). A request
@@ -37,6 +40,24 @@ func withDestination(ctx context.Context, d *Destination) context.Context {
 func destinationFrom(ctx context.Context) *Destination {
 	d, _ := ctx.Value(destinationKey{}).(*Destination)
 	return d
+}
+
+// Request checks rawURL now, as [Guard.Check] does (resolving its name, so
+// the answer reflects DNS at this moment), and returns a request to it that
+// a client of [Guard.Client] sends to the addresses just validated, with
+// no second lookup. The URL is judged exactly as given, before net/http
+// normalises it. A refusal is a [*RefusedError]; an error of the lookup
+// itself is returned as it is.
+func (g *Guard) Request(ctx context.Context, method, rawURL string, body io.Reader) (*http.Request, error) {
+	d, err := g.Check(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(withDestination(ctx, d), method, d.URL.String(), body)
+	if err != nil {
+		return nil, refused(ReasonURL)
+	}
+	return req, nil
 }
 
 // Client returns an HTTP client every request of which passes the guard:
@@ -90,8 +111,8 @@ func (t *guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	if d := destinationFrom(r.Context()); d != nil && d.URL.Scheme == r.URL.Scheme && d.URL.Host == r.URL.Host {
-		// Checked by the caller in this package (a push attempt checks the
-		// URL as registered, before net/http normalises it).
+		// Checked by Guard.Request (a push attempt checks the URL as
+		// registered, before net/http normalises it).
 		return t.next.RoundTrip(r)
 	}
 	d, err := t.g.Check(r.Context(), r.URL.String())
@@ -113,7 +134,7 @@ func (g *Guard) dialContext(ctx context.Context, network, addr string) (_ net.Co
 	// becomes a failed dial, which the delivery logs.
 	defer func() {
 		if v := recover(); v != nil {
-			err = contain(v)
+			err = recovery.Contain(v)
 		}
 	}()
 	d := destinationFrom(ctx)

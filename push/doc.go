@@ -1,7 +1,10 @@
-// Package push is A2A push delivery (OpenWOP RFC 0214; webhooks.md §Egress): the egress guard,
-// push-config storage and the at-least-once delivery worker. The A2A
-// server (package a2a) serves the four push-config operations over a
-// [Service] and supplies the [Projector] that renders run events as A2A
+// Package push is what a host configures of A2A push delivery (OpenWOP
+// RFC 0214; webhooks.md §Egress): the egress guard, the stores a
+// multi-replica host implements over its database (configs, secrets,
+// queued deliveries) with their in-memory defaults, the retry policy and
+// the [Options] the A2A server takes (a2a.Options.Push). The A2A server
+// runs the push-config operations and the at-least-once delivery worker
+// over them (internal/pushservice), rendering run events as A2A
 // StreamResponse bodies; nothing here speaks JSON-RPC.
 //
 // # The egress guard
@@ -35,22 +38,22 @@
 //
 // # Configs and secrets
 //
-// [Service.Register], [Service.Get], [Service.List] and [Service.Delete]
-// are the push-config operations (OpenWOP interop map, a2a.operations; RFC 0214 §A, §E). A task may hold several
+// The A2A server's push-config operations (OpenWOP interop map,
+// a2a.operations; RFC 0214 §A, §E) register, get, list and delete configs. A task may hold several
 // configs; a config id is the client's or a random one,
 // never encoding tenant, workspace or principal. The token and the
 // authentication credentials are sealed in a [Vault] and the config
 // record ([Record], kept by a [ConfigStore]) holds only the reference, so
 // they never reach a response, a log line, an event or persisted task
 // state; they are discarded when the config is deleted or once the
-// task's final push was attempted (OpenWOP RFC 0214 §A). Get and List return a [Config],
-// which has no field for them.
+// task's final push was attempted (OpenWOP RFC 0214 §A). Get and List
+// answer without them.
 //
 // # Delivery
 //
-// After [Service.Start], every task with a live config is followed through
+// After the A2A server starts (a2a.Server.Start), every task with a live config is followed through
 // RunStore.WatchRun under the Subject that registered it. Each run event
-// is rendered once by the [Projector] (a statusUpdate per status change,
+// is rendered once by the A2A server's projection (a statusUpdate per status change,
 // an artifactUpdate per artifact chunk) and queued, through the [Outbox],
 // for every config registered before it: a push is POSTed as
 // application/a2a+json with "Authorization: {scheme} {credentials}", or
@@ -76,7 +79,7 @@
 // sink that refuses it is tried again until it takes it. A delete stops a
 // config's queued deliveries before their next attempt. [Options.Clock]
 // times every wait, so a test runs the hour-long schedule in milliseconds
-// through the same code. [Service.Close] stops following runs and gives
+// through the same code. Closing the A2A server (a2a.Server.Close) stops following runs and gives
 // every queued push its attempt, but cuts retry waits short: a push whose
 // receiver is down stays in the outbox instead of holding the shutdown
 // for hours. What is left is resumed by the next Start, so a durable
@@ -85,9 +88,9 @@
 //
 // # Faults in host code
 //
-// The RunStore, the Projector, the ConfigStore, the Vault, the Outbox, the
+// The RunStore, the projection, the ConfigStore, the Vault, the Outbox, the
 // EventSink, the resolver, the dial function and the Clock run inside the
-// goroutines the Service starts (and the dial inside the HTTP transport's).
+// goroutines delivery starts (and the dial inside the HTTP transport's).
 // A panic in any of them is recovered and logged once at error level —
 // where, the task id and the stack, never the panic value unless it is a
 // runtime error, since a value of host code may hold a push body or a

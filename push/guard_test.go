@@ -18,7 +18,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wopinterop/wopinterop/internal/fixture"
-	"github.com/wopinterop/wopinterop/interop/memstore"
 )
 
 // destinationCorpus is the shared fixture testdata/push/destinations.json:
@@ -117,43 +116,6 @@ func TestGuardRefusesAtRegistration(t *testing.T) {
 	}
 	if got := dials.dialled(); len(got) != 0 {
 		t.Fatalf("a check dialled %v", got)
-	}
-}
-
-// TestGuardRefusesAtDelivery sends a push to every refused form through
-// the service's delivery attempt and through the guarded client: nothing
-// may be dialled, and the client reports the same reason as the check.
-func TestGuardRefusesAtDelivery(t *testing.T) {
-	dials := newDialLog(t)
-	g := newTestGuard(t, dials, guardDNS(t), guardAllow)
-	svc, err := New(memstore.New(), testProjector(), Options{Events: newEventSink(), Guard: g, Retry: fastRetry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := g.Client(nil)
-	for _, c := range refusedDestinations(t) {
-		rec := &Record{TaskID: "acme/T", ID: "c", URL: c.url}
-		if out := svc.attempt(context.Background(), rec, Secret{Token: "tok"}, []byte(`{}`)); out != (outcome{class: classRefused}) {
-			t.Errorf("%q: delivery attempt gave %+v, want refused", c.url, out)
-		}
-		req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(`{}`))
-		if err != nil || req.URL.String() != c.url {
-			// No request can be built, or net/http rewrote the URL (an
-			// empty fragment or port dropped) so the client judges another
-			// string: the attempt above covers the form as registered.
-			continue
-		}
-		resp, err := client.Do(req)
-		if resp != nil {
-			_ = resp.Body.Close()
-		}
-		var re *RefusedError
-		if !errors.As(err, &re) || re.Reason != c.reason {
-			t.Errorf("%q: client error %v, want refusal %q", c.url, err, c.reason)
-		}
-	}
-	if got := dials.dialled(); len(got) != 0 {
-		t.Fatalf("a refused delivery dialled %v", got)
 	}
 }
 
@@ -331,6 +293,48 @@ func TestClientDialsOnlyTheValidatedAddress(t *testing.T) {
 		if a != "127.0.0.1:"+rc.port() {
 			t.Fatalf("dialled %q", a)
 		}
+	}
+}
+
+// TestRequestChecksOnceAndDialsTheChecked: a request built by Guard.Request
+// is judged as given, and the client sends it to the address that check
+// validated without a second lookup; a refused URL builds no request.
+func TestRequestChecksOnceAndDialsTheChecked(t *testing.T) {
+	rc := newReceiver(t, nil)
+	r := newResolver(map[string][]string{"receiver.partner.net": {"127.0.0.1"}, "private.partner.net": {"10.0.0.1"}})
+	dials := newDialLog(t)
+	allowed := "http://receiver.partner.net:" + rc.port()
+	g := newTestGuard(t, dials, r, allowed)
+	req, err := g.Request(context.Background(), http.MethodPost, allowed+"/hook", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := g.Client(nil).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	rc.next(t)
+	if n := len(r.lookups()); n != 1 {
+		t.Fatalf("%d lookups, want the one of Request", n)
+	}
+	if got := dials.dialled(); len(got) != 1 || got[0] != "127.0.0.1:"+rc.port() {
+		t.Fatalf("dialled %v", got)
+	}
+
+	var re *RefusedError
+	for url, reason := range map[string]Reason{
+		"https://private.partner.net/hook": ReasonAddress,
+		"ftp://receiver.partner.net/hook":  ReasonScheme,
+	} {
+		req, err := g.Request(context.Background(), http.MethodPost, url, nil)
+		if req != nil || !errors.As(err, &re) || re.Reason != reason {
+			t.Errorf("Request(%q) = %v, %v; want refused for %q", url, req, err, reason)
+		}
+	}
+	if len(dials.dialled()) != 1 {
+		t.Fatalf("a refused request dialled %v", dials.dialled())
 	}
 }
 

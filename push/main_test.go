@@ -6,6 +6,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package when a goroutine outlives its tests: every
-// watcher and lane belongs to a Service, and Close waits for them.
+// TestMain fails the package when a goroutine outlives its tests: the
+// guard's clients leave nothing running once their connections close.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

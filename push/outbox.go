@@ -29,7 +29,7 @@ type Delivery struct {
 
 // Outbox keeps the deliveries that are queued but not yet finished
 // (delivered, dead-lettered, or dropped because their config was
-// deleted). [Service.Start] resumes whatever it holds, so a durable
+// deleted). Delivery's start (a2a.Server.Start) resumes whatever it holds, so a durable
 // implementation makes delivery survive a restart: at least once, never
 // lost. The in-memory default is [MemoryOutbox]. Implementations must be
 // safe for concurrent use.

@@ -40,9 +40,6 @@ func (Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // MarshalJSON keeps the secret out of JSON documents.
 func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
 
-// empty reports a secret with nothing to send.
-func (s Secret) empty() bool { return s.Credentials == "" && s.Token == "" }
-
 // ErrSecretNotFound reports a reference the vault does not hold (never
 // sealed, or discarded).
 var ErrSecretNotFound = errors.New("push: secret not found")

@@ -1,11 +1,13 @@
-package push
+package pushservice
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Reservation is a registration decided but not yet stored, for a request
@@ -34,7 +36,7 @@ type Reservation struct {
 // task the caller must have read the task under the registering Subject
 // first, exactly as for [Service.Register]; a task that already holds
 // MaxConfigsPerTask configs, counting the slots other reservations hold,
-// is ErrTooManyConfigs unless spec replaces one of them. A spec without an
+// is push.ErrTooManyConfigs unless spec replaces one of them. A spec without an
 // id gets a minted one now.
 //
 // The config store is read in any case — the task's configs, or for a
@@ -58,11 +60,11 @@ func (s *Service) Reserve(ctx context.Context, taskID string, spec Spec) (*Reser
 		return nil, fmt.Errorf("push: listing configs: %w", err)
 	}
 	if taskID != "" {
-		if indexOf(recs, spec.ID) < 0 {
+		if !slices.ContainsFunc(recs, func(r push.Record) bool { return r.ID == spec.ID }) {
 			s.mu.Lock()
 			if len(recs)+s.reserved[taskID] >= s.maxPerTask {
 				s.mu.Unlock()
-				return nil, ErrTooManyConfigs
+				return nil, push.ErrTooManyConfigs
 			}
 			if s.reserved == nil {
 				s.reserved = map[string]int{}

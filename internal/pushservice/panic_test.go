@@ -1,4 +1,4 @@
-package push
+package pushservice
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // panicValue is what the host code in these tests panics with: a secret
@@ -35,27 +36,27 @@ func (tr *trap) spring() {
 }
 
 type trapConfigs struct {
-	ConfigStore
+	push.ConfigStore
 	tr *trap
 }
 
-func (c trapConfigs) Get(ctx context.Context, taskID, id string) (Record, error) {
+func (c trapConfigs) Get(ctx context.Context, taskID, id string) (push.Record, error) {
 	c.tr.spring()
 	return c.ConfigStore.Get(ctx, taskID, id)
 }
 
 type trapVault struct {
-	Vault
+	push.Vault
 	tr *trap
 }
 
-func (v trapVault) Open(ctx context.Context, ref string) (Secret, error) {
+func (v trapVault) Open(ctx context.Context, ref string) (push.Secret, error) {
 	v.tr.spring()
 	return v.Vault.Open(ctx, ref)
 }
 
 type trapOutbox struct {
-	Outbox
+	push.Outbox
 	tr *trap
 }
 
@@ -75,7 +76,7 @@ func (s trapSink) PublishHostEvent(ctx context.Context, tenant string, ev intero
 }
 
 type trapResolver struct {
-	Resolver
+	push.Resolver
 	tr *trap
 }
 
@@ -85,7 +86,7 @@ func (r trapResolver) LookupNetIP(ctx context.Context, network, host string) ([]
 }
 
 type trapClock struct {
-	Clock
+	push.Clock
 	tr *trap
 }
 
@@ -332,7 +333,7 @@ func TestPanickingHostCodeInDelivery(t *testing.T) {
 			name: "clock, between attempts",
 			install: func(c *envConfig, tr *trap) {
 				c.opts.Clock = trapClock{Clock: newJumpClock(), tr: tr}
-				c.opts.Retry = RetryPolicy{MaxAttempts: 3, Backoff: BackoffFixed, Delay: time.Millisecond}
+				c.opts.Retry = push.RetryPolicy{MaxAttempts: 3, Backoff: push.BackoffFixed, Delay: time.Millisecond}
 			},
 			status: func(call int) int {
 				if call == 1 {

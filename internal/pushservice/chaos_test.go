@@ -1,4 +1,4 @@
-package push
+package pushservice
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // chaosReceiver is a push receiver on a fixed loopback address that the
@@ -21,7 +22,7 @@ import (
 type chaosReceiver struct {
 	t     testing.TB
 	addr  string
-	clock Clock
+	clock push.Clock
 	// cut, when set, is asked before each push whether to cut the
 	// connection while reading the body (the receiver restarting).
 	cut func(n int) bool
@@ -36,7 +37,7 @@ type chaosReceiver struct {
 	changed chan struct{}
 }
 
-func newChaosReceiver(t testing.TB, clock Clock) *chaosReceiver {
+func newChaosReceiver(t testing.TB, clock push.Clock) *chaosReceiver {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestChaosLosesNothing(t *testing.T) {
 		}
 		return cut
 	}
-	e := newPushEnv(t, withAllow(flaky.origin(), refused.origin(), restarted.origin()), withRetry(RetryPolicy{}), withClock(clock))
+	e := newPushEnv(t, withAllow(flaky.origin(), refused.origin(), restarted.origin()), withRetry(push.RetryPolicy{}), withClock(clock))
 
 	scenarios := []struct {
 		name string

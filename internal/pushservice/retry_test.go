@@ -1,4 +1,4 @@
-package push
+package pushservice
 
 import (
 	"context"
@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wopinterop/wopinterop/push"
 )
 
 func TestRetryWaits(t *testing.T) {
-	none, _ := RetryPolicy{Backoff: BackoffNone}.withDefaults()
-	fixed, _ := RetryPolicy{Backoff: BackoffFixed, Delay: 30 * time.Millisecond}.withDefaults()
-	exp, _ := RetryPolicy{Backoff: BackoffExponential, Delay: 100 * time.Millisecond, MaxDelay: 1 * time.Second}.withDefaults()
+	none, _ := withDefaults(push.RetryPolicy{Backoff: push.BackoffNone})
+	fixed, _ := withDefaults(push.RetryPolicy{Backoff: push.BackoffFixed, Delay: 30 * time.Millisecond})
+	exp, _ := withDefaults(push.RetryPolicy{Backoff: push.BackoffExponential, Delay: 100 * time.Millisecond, MaxDelay: 1 * time.Second})
 	for n := 1; n <= 8; n++ {
 		if w := none.wait(n, 0); w != 0 {
 			t.Errorf("none: wait %d = %v", n, w)
@@ -43,8 +45,8 @@ func TestRetryWaits(t *testing.T) {
 			t.Errorf("exponential: wait %d fell below half its ceiling %d times in 200", n, low)
 		}
 	}
-	def, err := RetryPolicy{}.withDefaults()
-	want := RetryPolicy{MaxAttempts: 60, Backoff: BackoffExponential, Delay: time.Second, MaxDelay: 5 * time.Minute, AttemptTimeout: 10 * time.Second}
+	def, err := withDefaults(push.RetryPolicy{})
+	want := retryPolicy{MaxAttempts: 60, Backoff: push.BackoffExponential, Delay: time.Second, MaxDelay: 5 * time.Minute, AttemptTimeout: 10 * time.Second}
 	if err != nil || def != want {
 		t.Fatalf("defaults %+v %v, want %+v", def, err, want)
 	}
@@ -53,12 +55,12 @@ func TestRetryWaits(t *testing.T) {
 // TestRetryAfterLengthensWaits: a Retry-After raises a wait to what it
 // asks, up to MaxDelay, and never shortens one.
 func TestRetryAfterLengthensWaits(t *testing.T) {
-	def, _ := RetryPolicy{}.withDefaults()
-	fixed, _ := RetryPolicy{Backoff: BackoffFixed, Delay: 10 * time.Second, MaxDelay: time.Minute}.withDefaults()
-	none, _ := RetryPolicy{Backoff: BackoffNone}.withDefaults()
+	def, _ := withDefaults(push.RetryPolicy{})
+	fixed, _ := withDefaults(push.RetryPolicy{Backoff: push.BackoffFixed, Delay: 10 * time.Second, MaxDelay: time.Minute})
+	none, _ := withDefaults(push.RetryPolicy{Backoff: push.BackoffNone})
 	cases := []struct {
 		name       string
-		p          RetryPolicy
+		p          retryPolicy
 		n          int
 		retryAfter time.Duration
 		lo, hi     time.Duration
@@ -82,7 +84,7 @@ func TestRetryAfterLengthensWaits(t *testing.T) {
 // every wait stays under 5 minutes, and every draw keeps a push alive for
 // more than an hour before it is dead-lettered.
 func TestDefaultScheduleSpansAnHour(t *testing.T) {
-	p, _ := RetryPolicy{}.withDefaults()
+	p, _ := withDefaults(push.RetryPolicy{})
 	if p.ceiling(1) != time.Second || p.ceiling(9) != 256*time.Second || p.ceiling(10) != 5*time.Minute || p.ceiling(p.MaxAttempts-1) != 5*time.Minute {
 		t.Fatalf("ceilings %v %v %v %v", p.ceiling(1), p.ceiling(9), p.ceiling(10), p.ceiling(p.MaxAttempts-1))
 	}
@@ -169,7 +171,7 @@ func FuzzRetryAfter(f *testing.F) {
 		f.Add(s)
 	}
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	p, _ := RetryPolicy{}.withDefaults()
+	p, _ := withDefaults(push.RetryPolicy{})
 	f.Fuzz(func(t *testing.T, v string) {
 		d, ok := parseRetryAfter(v, now)
 		if d < 0 || (!ok && d != 0) {
@@ -204,7 +206,7 @@ func TestOutageOfAnHourLosesNothing(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(rc.Close)
-	e := newPushEnv(t, withAllow(rc.URL), withRetry(RetryPolicy{}), withClock(clock))
+	e := newPushEnv(t, withAllow(rc.URL), withRetry(push.RetryPolicy{}), withClock(clock))
 	run := e.suspended(t, e.alice, 3)
 	e.register(t, e.alice, run, Spec{URL: rc.URL})
 	start := clock.Now()
@@ -241,7 +243,7 @@ func TestExhaustedScheduleDeadLetters(t *testing.T) {
 		attempts.Add(1)
 		w.WriteHeader(http.StatusBadGateway)
 	})
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{}), withClock(clock))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{}), withClock(clock))
 	run := e.suspended(t, e.alice, 0)
 	cfg := e.register(t, e.alice, run, Spec{URL: rc.origin()})
 	e.accept(t, e.alice, run)
@@ -249,7 +251,7 @@ func TestExhaustedScheduleDeadLetters(t *testing.T) {
 	// The first push's schedule is the first MaxAttempts-1 waits (the
 	// watcher never waits here).
 	var span time.Duration
-	for _, w := range clock.recorded()[:DefaultMaxAttempts-1] {
+	for _, w := range clock.recorded()[:push.DefaultMaxAttempts-1] {
 		span += w
 	}
 	if span < time.Hour || span > 4*time.Hour+19*time.Minute {
@@ -260,19 +262,19 @@ func TestExhaustedScheduleDeadLetters(t *testing.T) {
 		if err := json.Unmarshal(se.ev.Payload, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p != (deadLetterPayload{TaskID: run.ID, ConfigID: cfg.ID, Attempts: DefaultMaxAttempts, LastStatus: "5xx"}) {
+		if p != (deadLetterPayload{TaskID: run.ID, ConfigID: cfg.ID, Attempts: push.DefaultMaxAttempts, LastStatus: "5xx"}) {
 			t.Fatalf("dead letter %+v", p)
 		}
 	}
-	if n := attempts.Load(); n != 2*DefaultMaxAttempts {
-		t.Fatalf("%d attempts, want %d", n, 2*DefaultMaxAttempts)
+	if n := attempts.Load(); n != 2*push.DefaultMaxAttempts {
+		t.Fatalf("%d attempts, want %d", n, 2*push.DefaultMaxAttempts)
 	}
 	for _, w := range clock.recorded() {
-		if w > DefaultMaxDelay {
+		if w > push.DefaultMaxDelay {
 			t.Fatalf("a wait of %v", w)
 		}
 	}
-	t.Logf("two pushes dead-lettered after %d attempts each; the first after %v of clock time", DefaultMaxAttempts, span.Round(time.Second))
+	t.Logf("two pushes dead-lettered after %d attempts each; the first after %v of clock time", push.DefaultMaxAttempts, span.Round(time.Second))
 }
 
 // TestFinal4xxIsDeadLetteredAtOnce: a 4xx other than 408, 425 and 429 is
@@ -282,7 +284,7 @@ func TestFinal4xxIsDeadLetteredAtOnce(t *testing.T) {
 	for _, code := range []int{400, 401, 403, 404, 410, 422} {
 		t.Run(strconv.Itoa(code), func(t *testing.T) {
 			rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) })
-			e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{}), withClock(newJumpClock()))
+			e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{}), withClock(newJumpClock()))
 			run := e.suspended(t, e.alice, 0)
 			cfg := e.register(t, e.alice, run, Spec{URL: rc.origin()})
 			e.accept(t, e.alice, run)
@@ -311,7 +313,7 @@ func TestFinal4xxIsDeadLetteredAtOnce(t *testing.T) {
 				}
 				w.WriteHeader(http.StatusNoContent)
 			})
-			e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{}), withClock(newJumpClock()))
+			e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{}), withClock(newJumpClock()))
 			run := e.suspended(t, e.alice, 0)
 			e.register(t, e.alice, run, Spec{URL: rc.origin()})
 			e.accept(t, e.alice, run)
@@ -347,7 +349,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		}
 	})
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{}), withClock(clock))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{}), withClock(clock))
 	run := e.suspended(t, e.alice, 0)
 	e.register(t, e.alice, run, Spec{URL: rc.origin()})
 	e.accept(t, e.alice, run)
@@ -371,7 +373,7 @@ func TestDeadLetterIsNeverDropped(t *testing.T) {
 	e.accept(t, e.alice, run)
 	evs := e.events.wait(t, 2)
 	for _, se := range evs {
-		if se.ev.Type != DeadLetterEventType {
+		if se.ev.Type != push.DeadLetterEventType {
 			t.Fatalf("event %+v", se.ev)
 		}
 	}
@@ -386,7 +388,7 @@ func TestDeadLetterIsNeverDropped(t *testing.T) {
 // next Start, and Close returns at once without its context's error.
 func TestCloseCutsRetryWaitsShort(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{MaxAttempts: 60, Backoff: BackoffFixed, Delay: time.Hour, AttemptTimeout: 5 * time.Second}))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{MaxAttempts: 60, Backoff: push.BackoffFixed, Delay: time.Hour, AttemptTimeout: 5 * time.Second}))
 	run := e.suspended(t, e.alice, 1)
 	e.register(t, e.alice, run, Spec{URL: rc.origin(), Token: secretToken})
 	e.accept(t, e.alice, run)

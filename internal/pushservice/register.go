@@ -1,4 +1,4 @@
-package push
+package pushservice
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Spec is a push config as a client registers it (the flat A2A
@@ -34,7 +35,9 @@ type Config struct {
 	Scheme string
 }
 
-func (r *Record) config() Config {
+// configOf is the part of a record a caller may see: no secret, no
+// watermark.
+func configOf(r *push.Record) Config {
 	return Config{TaskID: r.TaskID, ID: r.ID, URL: r.URL, Scheme: r.Scheme}
 }
 
@@ -42,7 +45,7 @@ func (r *Record) config() Config {
 // the A2A request ("url", "id", "authentication.scheme",
 // "authentication.credentials", "token"); Reason is short and safe to
 // show — it never repeats the value. A refused URL wraps the guard's
-// *RefusedError.
+// *push.RefusedError.
 type FieldError struct {
 	Field  string
 	Reason string
@@ -179,8 +182,8 @@ func (s *Service) Register(ctx context.Context, sub interop.Subject, run *intero
 // seal keeps spec's secret in the vault and returns its reference, "" when
 // spec has none.
 func (s *Service) seal(ctx context.Context, spec Spec) (string, error) {
-	secret := Secret{Credentials: spec.Credentials, Token: spec.Token}
-	if secret.empty() {
+	secret := push.Secret{Credentials: spec.Credentials, Token: spec.Token}
+	if secret.Credentials == "" && secret.Token == "" {
 		return "", nil
 	}
 	ref, err := s.vault.Seal(ctx, secret)
@@ -194,7 +197,7 @@ func (s *Service) seal(ctx context.Context, spec Spec) (string, error) {
 // run's task and follows the run. On a terminal run the secret is
 // discarded at once; on a failure too.
 func (s *Service) putConfig(ctx context.Context, sub interop.Subject, run *interop.Run, spec Spec, ref string) (Config, error) {
-	rec := Record{
+	rec := push.Record{
 		TaskID:    run.ID,
 		ID:        spec.ID,
 		URL:       spec.URL,
@@ -215,7 +218,7 @@ func (s *Service) putConfig(ctx context.Context, sub interop.Subject, run *inter
 	old, replaced, err := s.configs.Put(ctx, rec, s.maxPerTask)
 	if err != nil {
 		s.discard(ctx, rec.TaskID, rec.SecretRef)
-		if errors.Is(err, ErrTooManyConfigs) {
+		if errors.Is(err, push.ErrTooManyConfigs) {
 			return Config{}, err
 		}
 		return Config{}, fmt.Errorf("push: storing a config: %w", err)
@@ -228,16 +231,16 @@ func (s *Service) putConfig(ctx context.Context, sub interop.Subject, run *inter
 		s.watchLocked(rec, run.Status)
 		s.mu.Unlock()
 	}
-	return rec.config(), nil
+	return configOf(&rec), nil
 }
 
-// Get returns one config of a task, or ErrConfigNotFound.
+// Get returns one config of a task, or push.ErrConfigNotFound.
 func (s *Service) Get(ctx context.Context, taskID, configID string) (Config, error) {
 	rec, err := s.configs.Get(ctx, taskID, configID)
 	if err != nil {
 		return Config{}, err
 	}
-	return rec.config(), nil
+	return configOf(&rec), nil
 }
 
 // List returns a task's configs in registration order.
@@ -248,7 +251,7 @@ func (s *Service) List(ctx context.Context, taskID string) ([]Config, error) {
 	}
 	out := make([]Config, len(recs))
 	for i := range recs {
-		out[i] = recs[i].config()
+		out[i] = configOf(&recs[i])
 	}
 	return out, nil
 }

@@ -1,11 +1,10 @@
-package push
+package pushservice
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"runtime"
-	"runtime/debug"
+
+	"github.com/wopinterop/wopinterop/internal/recovery"
 )
 
 // Containing panics. Host code — the RunStore, the Projector, the config
@@ -23,33 +22,6 @@ import (
 // errPanicked is what a recovered panic becomes.
 var errPanicked = errors.New("push: recovered from a panic")
 
-// panicError is a panic recovered where no logger is at hand (the
-// guard's dial, in the HTTP transport's goroutine); the delivery that
-// sees it logs it.
-type panicError struct {
-	value string
-	stack []byte
-}
-
-func (e *panicError) Error() string { return errPanicked.Error() }
-
-// Is makes errors.Is(err, errPanicked) true.
-func (e *panicError) Is(target error) bool { return target == errPanicked }
-
-// contain turns a recovered panic value into a *panicError. It must be
-// called with the value recover() returned, in the deferred function.
-func contain(v any) *panicError {
-	return &panicError{value: panicText(v), stack: debug.Stack()}
-}
-
-// panicText describes a panic value without repeating host data.
-func panicText(v any) string {
-	if re, ok := v.(runtime.Error); ok {
-		return re.Error()
-	}
-	return fmt.Sprintf("a %T value (not logged)", v)
-}
-
 // recovered is deferred around calls into host code in a goroutine of
 // this package: a panic is logged once and, when err is not nil, becomes
 // errPanicked there.
@@ -58,7 +30,7 @@ func (s *Service) recovered(ctx context.Context, where, task string, err *error)
 	if v == nil {
 		return
 	}
-	s.logPanic(ctx, where, task, contain(v))
+	s.logPanic(ctx, where, task, recovery.Contain(v))
 	if err != nil {
 		*err = errPanicked
 	}
@@ -71,6 +43,6 @@ func (s *Service) contained(ctx context.Context, where, task string, f func() er
 }
 
 // logPanic logs a recovered panic, once, at error level.
-func (s *Service) logPanic(ctx context.Context, where, task string, p *panicError) {
-	s.log.ErrorContext(ctx, "push: recovered from a panic", "in", where, "task", task, "panic", p.value, "stack", string(p.stack))
+func (s *Service) logPanic(ctx context.Context, where, task string, p *recovery.Panic) {
+	s.log.ErrorContext(ctx, "push: recovered from a panic", "in", where, "task", task, "panic", p.Value, "stack", string(p.Stack))
 }

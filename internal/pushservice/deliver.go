@@ -1,4 +1,4 @@
-package push
+package pushservice
 
 import (
 	"bytes"
@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/recovery"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Delivering. Each config of a task is a lane: its deliveries are
 // attempted strictly in order, one at a time, so a receiver sees a task's
-// pushes in run order; lanes run concurrently up to Options.Concurrency
+// pushes in run order; lanes run concurrently up to push.Options.Concurrency
 // attempts in flight. A lane's goroutine exists while it has work.
 
 // contentType is the media type of every push body (OpenWOP RFC 0214 §C).
@@ -44,11 +46,11 @@ type laneKey struct{ task, config string }
 // finished: a push waiting out its retries holds back every later push
 // of the config, so none overtakes it.
 type lane struct {
-	queue []Delivery
+	queue []push.Delivery
 }
 
 // enqueue records d in the outbox, then hands it to its lane.
-func (s *Service) enqueue(ctx context.Context, d Delivery) error {
+func (s *Service) enqueue(ctx context.Context, d push.Delivery) error {
 	if err := s.outbox.Put(ctx, d); err != nil {
 		return err
 	}
@@ -60,7 +62,7 @@ func (s *Service) enqueue(ctx context.Context, d Delivery) error {
 
 // queueLocked appends d to its lane, starting the lane if it was idle.
 // s.mu is held.
-func (s *Service) queueLocked(d Delivery) {
+func (s *Service) queueLocked(d push.Delivery) {
 	if s.state != stateStarted && s.state != stateClosing {
 		return // stays in the outbox for the next Start
 	}
@@ -70,7 +72,7 @@ func (s *Service) queueLocked(d Delivery) {
 		l.queue = append(l.queue, d)
 		return
 	}
-	l = &lane{queue: []Delivery{d}}
+	l = &lane{queue: []push.Delivery{d}}
 	s.lanes[k] = l
 	s.laneWG.Add(1)
 	go s.runLane(k, l)
@@ -97,7 +99,7 @@ func (s *Service) laneStep(k laneKey, l *lane) (more bool) {
 	s.mu.Unlock()
 	defer func() {
 		if v := recover(); v != nil {
-			s.logPanic(ctx, "delivering", d.TaskID, contain(v))
+			s.logPanic(ctx, "delivering", d.TaskID, recovery.Contain(v))
 			pause(ctx, faultPause)
 			more = true
 		}
@@ -111,7 +113,7 @@ func (s *Service) laneStep(k laneKey, l *lane) (more bool) {
 		return false
 	}
 	s.mu.Lock()
-	l.queue[0] = Delivery{} // release the body
+	l.queue[0] = push.Delivery{} // release the body
 	l.queue = l.queue[1:]
 	s.mu.Unlock()
 	if err := s.contained(ctx, "the outbox", d.TaskID, func() error { return s.outbox.Remove(context.WithoutCancel(ctx), d.ID) }); err != nil && !errors.Is(err, errPanicked) {
@@ -138,7 +140,7 @@ func pause(ctx context.Context, d time.Duration) {
 // deliver attempts d until it is delivered, dead-lettered or dropped, and
 // reports whether it is finished; false means it was abandoned on Close
 // and stays in the outbox.
-func (s *Service) deliver(ctx context.Context, d *Delivery) bool {
+func (s *Service) deliver(ctx context.Context, d *push.Delivery) bool {
 	rec, secret, st := s.target(ctx, d)
 	if st != targetReady {
 		return s.dropped(ctx, d, &rec, st)
@@ -193,7 +195,7 @@ const (
 // dropped finishes a delivery that will not be sent, and reports whether
 // it is finished (false: abandoned on Close). A config whose last push
 // cannot be sent without its secret is finished all the same.
-func (s *Service) dropped(ctx context.Context, d *Delivery, rec *Record, st targetState) bool {
+func (s *Service) dropped(ctx context.Context, d *push.Delivery, rec *push.Record, st targetState) bool {
 	switch st {
 	case targetAbandoned:
 		return false
@@ -208,15 +210,15 @@ func (s *Service) dropped(ctx context.Context, d *Delivery, rec *Record, st targ
 
 // target reads the config and secret a delivery goes to. A store fault is
 // retried until ctx ends.
-func (s *Service) target(ctx context.Context, d *Delivery) (Record, Secret, targetState) {
+func (s *Service) target(ctx context.Context, d *push.Delivery) (push.Record, push.Secret, targetState) {
 	for failures := 0; ; failures++ {
 		if failures > 0 && !s.sleep(ctx, watchRetry(failures)) {
-			return Record{}, Secret{}, targetAbandoned
+			return push.Record{}, push.Secret{}, targetAbandoned
 		}
 		rec, secret, st, err := s.readTarget(ctx, d)
 		switch {
 		case ctx.Err() != nil:
-			return Record{}, Secret{}, targetAbandoned
+			return push.Record{}, push.Secret{}, targetAbandoned
 		case err == nil:
 			return rec, secret, st
 		}
@@ -225,31 +227,31 @@ func (s *Service) target(ctx context.Context, d *Delivery) (Record, Secret, targ
 
 // readTarget reads the config and secret once; an error is a fault of
 // the config store or the vault, logged here.
-func (s *Service) readTarget(ctx context.Context, d *Delivery) (rec Record, secret Secret, st targetState, err error) {
+func (s *Service) readTarget(ctx context.Context, d *push.Delivery) (rec push.Record, secret push.Secret, st targetState, err error) {
 	defer s.recovered(ctx, "reading the config", d.TaskID, &err)
 	rec, err = s.configs.Get(ctx, d.TaskID, d.ConfigID)
 	switch {
 	case errors.Is(err, interop.ErrNotFound):
-		return Record{}, Secret{}, targetGone, nil
+		return push.Record{}, push.Secret{}, targetGone, nil
 	case err != nil:
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "push: reading a config failed", "task", d.TaskID, "config", d.ConfigID)
 		}
-		return Record{}, Secret{}, targetGone, err
+		return push.Record{}, push.Secret{}, targetGone, err
 	case rec.Done:
-		return Record{}, Secret{}, targetGone, nil
+		return push.Record{}, push.Secret{}, targetGone, nil
 	case rec.SecretRef == "":
-		return rec, Secret{}, targetReady, nil
+		return rec, push.Secret{}, targetReady, nil
 	}
 	secret, err = s.vault.Open(ctx, rec.SecretRef)
 	switch {
-	case errors.Is(err, ErrSecretNotFound):
-		return rec, Secret{}, targetNoSecret, nil
+	case errors.Is(err, push.ErrSecretNotFound):
+		return rec, push.Secret{}, targetNoSecret, nil
 	case err != nil:
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "push: opening a secret failed", "task", d.TaskID, "config", d.ConfigID)
 		}
-		return Record{}, Secret{}, targetGone, err
+		return push.Record{}, push.Secret{}, targetGone, err
 	}
 	return rec, secret, targetReady, nil
 }
@@ -267,10 +269,10 @@ type outcome struct {
 
 // attempt sends one push and classifies the outcome. A panic of host
 // code on the way (the resolver, the dialer) is a failed attempt.
-func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body []byte) (out outcome) {
+func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Secret, body []byte) (out outcome) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.logPanic(ctx, "attempting a push", rec.TaskID, contain(v))
+			s.logPanic(ctx, "attempting a push", rec.TaskID, recovery.Contain(v))
 			out = outcome{class: classFault}
 		}
 	}()
@@ -285,16 +287,12 @@ func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body 
 	// The guard judges the URL exactly as registered, re-resolving it now
 	// (OpenWOP RFC 0214 §B); the request then carries the checked destination, so the
 	// client dials those addresses without another lookup.
-	dest, err := s.guard.Check(actx, rec.URL)
+	req, err := s.guard.Request(actx, http.MethodPost, rec.URL, bytes.NewReader(body))
 	if err != nil {
-		if errors.Is(err, ErrRefused) {
+		if errors.Is(err, push.ErrRefused) {
 			return outcome{class: classRefused}
 		}
 		return outcome{class: classTimeout}
-	}
-	req, err := http.NewRequestWithContext(withDestination(actx, dest), http.MethodPost, dest.URL.String(), bytes.NewReader(body))
-	if err != nil {
-		return outcome{class: classRefused}
 	}
 	// Header maps are written directly: the names are canonical already.
 	req.Header["Content-Type"] = []string{contentType}
@@ -304,12 +302,12 @@ func (s *Service) attempt(ctx context.Context, rec *Record, secret Secret, body 
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		var pe *panicError
+		var pe *recovery.Panic
 		switch {
 		case errors.As(err, &pe):
 			s.logPanic(ctx, "dialling", rec.TaskID, pe)
 			return outcome{class: classFault}
-		case errors.Is(err, ErrRefused):
+		case errors.Is(err, push.ErrRefused):
 			return outcome{class: classRefused}
 		case actx.Err() != nil && ctx.Err() == nil:
 			return outcome{class: classTimeout}
@@ -347,7 +345,7 @@ func statusClass(c int) string {
 // authorization is the Authorization header of a push (OpenWOP RFC 0214 §C):
 // "{scheme} {credentials}" from the registered authentication, else
 // "Bearer {token}" when only a token was given, else nothing.
-func authorization(scheme string, secret Secret) string {
+func authorization(scheme string, secret push.Secret) string {
 	switch {
 	case scheme != "" && secret.Credentials != "":
 		return scheme + " " + secret.Credentials
@@ -373,7 +371,7 @@ type deadLetterPayload struct {
 // with growing pauses, until it takes it. It reports false when ctx ended
 // first; the delivery then stays in the outbox, and the next Start
 // attempts the push again.
-func (s *Service) deadLetter(ctx context.Context, rec *Record, attempts int, class string) bool {
+func (s *Service) deadLetter(ctx context.Context, rec *push.Record, attempts int, class string) bool {
 	payload, err := json.Marshal(deadLetterPayload{TaskID: rec.TaskID, ConfigID: rec.ID, Attempts: attempts, LastStatus: class})
 	if err != nil {
 		s.log.ErrorContext(ctx, "push: encoding a dead letter failed", "task", rec.TaskID, "config", rec.ID)
@@ -382,7 +380,7 @@ func (s *Service) deadLetter(ctx context.Context, rec *Record, attempts int, cla
 	for try := 1; ; try++ {
 		err := s.contained(ctx, "the event sink", rec.TaskID, func() error {
 			ev := interop.HostEvent{
-				Type:        DeadLetterEventType,
+				Type:        push.DeadLetterEventType,
 				Timestamp:   s.now().UTC(),
 				Delivery:    interop.DeliveryDurable,
 				WorkspaceID: rec.Workspace,

@@ -1,9 +1,11 @@
-package push
+package pushservice
 
 import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/wopinterop/wopinterop/push"
 )
 
 func withMaxPerTask(n int) envOption {
@@ -24,7 +26,7 @@ func TestReserveHoldsASlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Reserve(ctx, run.ID, Spec{ID: "three", URL: "https://hooks.partner.net/3"}); !errors.Is(err, ErrTooManyConfigs) {
+	if _, err := e.svc.Reserve(ctx, run.ID, Spec{ID: "three", URL: "https://hooks.partner.net/3"}); !errors.Is(err, push.ErrTooManyConfigs) {
 		t.Fatalf("a third config while the second is reserved: %v, want ErrTooManyConfigs", err)
 	}
 	replace, err := e.svc.Reserve(ctx, run.ID, Spec{ID: "one", URL: "https://hooks.partner.net/1b"})
@@ -85,7 +87,7 @@ func TestReserveRefusesBeforeAnythingIsStored(t *testing.T) {
 		}
 	})
 	t.Run("config store", func(t *testing.T) {
-		e := newPushEnv(t, func(c *envConfig) { c.opts.Configs = listFails{NewMemoryConfigs()} })
+		e := newPushEnv(t, func(c *envConfig) { c.opts.Configs = listFails{push.NewMemoryConfigs()} })
 		e.resolver.set("hooks.partner.net", "93.184.216.34")
 		if _, err := e.svc.Reserve(ctx, "", Spec{URL: "https://hooks.partner.net/"}); err == nil {
 			t.Fatal("reserved a new task's config with a config store that is down")
@@ -100,10 +102,12 @@ func TestReserveRefusesBeforeAnythingIsStored(t *testing.T) {
 	})
 }
 
-type sealFails struct{ *MemoryVault }
+type sealFails struct{ *push.MemoryVault }
 
-func (sealFails) Seal(context.Context, Secret) (string, error) { return "", errors.New("sealed shut") }
+func (sealFails) Seal(context.Context, push.Secret) (string, error) {
+	return "", errors.New("sealed shut")
+}
 
-type listFails struct{ *MemoryConfigs }
+type listFails struct{ *push.MemoryConfigs }
 
-func (listFails) List(context.Context, string) ([]Record, error) { return nil, errors.New("down") }
+func (listFails) List(context.Context, string) ([]push.Record, error) { return nil, errors.New("down") }

@@ -1,4 +1,4 @@
-package push
+package pushservice
 
 import (
 	"encoding/json"

@@ -1,11 +1,10 @@
-package push
+package pushservice
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Secrets the service tests register; none may ever show up outside the
@@ -55,7 +55,7 @@ func TestRegisterRefusesBadSpecs(t *testing.T) {
 			t.Errorf("%s: %v, want a FieldError on %q", c.name, err, c.field)
 			continue
 		}
-		if c.field == "url" && !errors.Is(err, ErrRefused) {
+		if c.field == "url" && !errors.Is(err, push.ErrRefused) {
 			t.Errorf("%s: a url refusal must wrap the guard's", c.name)
 		}
 		mustNotContain(t, c.name+" error", err.Error(), "c\r\n", "10.0.0.1", "partner.net")
@@ -139,7 +139,7 @@ func TestDeleteIsIdempotentAndDiscardsTheSecret(t *testing.T) {
 			t.Fatalf("delete %d: %v", i+1, err)
 		}
 	}
-	if _, err := e.svc.Get(context.Background(), run.ID, cfg.ID); !errors.Is(err, ErrConfigNotFound) || !errors.Is(err, interop.ErrNotFound) {
+	if _, err := e.svc.Get(context.Background(), run.ID, cfg.ID); !errors.Is(err, push.ErrConfigNotFound) || !errors.Is(err, interop.ErrNotFound) {
 		t.Fatalf("Get after delete: %v", err)
 	}
 	if e.vault.Len() != 0 {
@@ -148,7 +148,7 @@ func TestDeleteIsIdempotentAndDiscardsTheSecret(t *testing.T) {
 	// Another task's config id answers exactly like an unknown one.
 	other := e.suspended(t, e.alice, 0)
 	kept := e.register(t, e.alice, other, Spec{URL: "https://hooks.partner.net/"})
-	if _, err := e.svc.Get(context.Background(), run.ID, kept.ID); !errors.Is(err, ErrConfigNotFound) {
+	if _, err := e.svc.Get(context.Background(), run.ID, kept.ID); !errors.Is(err, push.ErrConfigNotFound) {
 		t.Fatalf("a config of another task: %v", err)
 	}
 	if err := e.svc.Delete(context.Background(), run.ID, kept.ID); err != nil {
@@ -181,7 +181,7 @@ func TestTooManyConfigs(t *testing.T) {
 	for range 10 {
 		e.register(t, e.alice, run, Spec{URL: "https://hooks.partner.net/"})
 	}
-	if _, err := e.svc.Register(context.Background(), e.alice, &run, Spec{URL: "https://hooks.partner.net/", Token: "t"}); !errors.Is(err, ErrTooManyConfigs) {
+	if _, err := e.svc.Register(context.Background(), e.alice, &run, Spec{URL: "https://hooks.partner.net/", Token: "t"}); !errors.Is(err, push.ErrTooManyConfigs) {
 		t.Fatalf("%v, want ErrTooManyConfigs", err)
 	}
 	if e.vault.Len() != 0 {
@@ -283,7 +283,7 @@ func TestRedirectIsAFailedDelivery(t *testing.T) {
 		if err := json.Unmarshal(se.ev.Payload, &p); err != nil {
 			t.Fatal(err)
 		}
-		if se.tenant != "acme" || se.ev.Type != DeadLetterEventType || se.ev.Delivery != interop.DeliveryDurable ||
+		if se.tenant != "acme" || se.ev.Type != push.DeadLetterEventType || se.ev.Delivery != interop.DeliveryDurable ||
 			p != (deadLetterPayload{TaskID: run.ID, ConfigID: cfg.ID, Attempts: 3, LastStatus: "3xx"}) {
 			t.Fatalf("dead letter %s %+v %+v", se.tenant, se.ev, p)
 		}
@@ -298,7 +298,7 @@ func TestDeleteStopsDelivery(t *testing.T) {
 		<-release
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{MaxAttempts: 50, Backoff: BackoffFixed, Delay: 20 * time.Millisecond, AttemptTimeout: 5 * time.Second}))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{MaxAttempts: 50, Backoff: push.BackoffFixed, Delay: 20 * time.Millisecond, AttemptTimeout: 5 * time.Second}))
 	run := e.suspended(t, e.alice, 3)
 	cfg := e.register(t, e.alice, run, Spec{URL: rc.origin(), Token: secretToken})
 	e.accept(t, e.alice, run)
@@ -348,7 +348,7 @@ func TestReceiverDownThenUp(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	origin := "http://" + raw.Addr().String()
-	e := newPushEnv(t, withAllow(origin), withRetry(RetryPolicy{MaxAttempts: 500, Backoff: BackoffFixed, Delay: 5 * time.Millisecond, AttemptTimeout: 2 * time.Second}))
+	e := newPushEnv(t, withAllow(origin), withRetry(push.RetryPolicy{MaxAttempts: 500, Backoff: push.BackoffFixed, Delay: 5 * time.Millisecond, AttemptTimeout: 2 * time.Second}))
 	const chunks = 8
 	run := e.suspended(t, e.alice, chunks)
 	e.register(t, e.alice, run, Spec{URL: origin + "/hook"})
@@ -430,7 +430,7 @@ func TestSlowReceiverTimesOutThenRetries(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	t.Cleanup(func() { close(slow) })
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{MaxAttempts: 3, Backoff: BackoffNone, AttemptTimeout: 100 * time.Millisecond}))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{MaxAttempts: 3, Backoff: push.BackoffNone, AttemptTimeout: 100 * time.Millisecond}))
 	run := e.suspended(t, e.alice, 0)
 	e.register(t, e.alice, run, Spec{URL: rc.origin()})
 	e.accept(t, e.alice, run)
@@ -478,11 +478,11 @@ func TestDNSRebindingRefusedAtDelivery(t *testing.T) {
 // registration (a store written by other code) is refused at delivery.
 func TestStoredBadURLsRefusedAtDelivery(t *testing.T) {
 	rc := newReceiver(t, nil)
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{MaxAttempts: 1}))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{MaxAttempts: 1}))
 	run := e.suspended(t, e.alice, 0)
 	bad := []string{"http://127.0.0.1:9/", "https://169.254.169.254/", "https://[::ffff:10.0.0.1]/", "https://0x7f.1/", "https://localhost/"}
 	for i, u := range bad {
-		if _, _, err := e.configs.Put(context.Background(), Record{TaskID: run.ID, ID: fmt.Sprint("bad-", i), URL: u, Subject: e.alice, Tenant: "acme", After: run.LastSequence}, 0); err != nil {
+		if _, _, err := e.configs.Put(context.Background(), push.Record{TaskID: run.ID, ID: fmt.Sprint("bad-", i), URL: u, Subject: e.alice, Tenant: "acme", After: run.LastSequence}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -563,7 +563,7 @@ func TestCloseDrainsAndStartResumes(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	})
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{MaxAttempts: 3, Backoff: BackoffNone, AttemptTimeout: 5 * time.Second}))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{MaxAttempts: 3, Backoff: push.BackoffNone, AttemptTimeout: 5 * time.Second}))
 	run := e.suspended(t, e.alice, 2)
 	e.register(t, e.alice, run, Spec{URL: rc.origin(), Token: secretToken})
 	e.accept(t, e.alice, run)
@@ -582,11 +582,11 @@ func TestCloseDrainsAndStartResumes(t *testing.T) {
 	}
 	close(hold)
 
-	guard, err := NewGuard(GuardOptions{AllowOrigins: []string{rc.origin()}, Resolver: e.resolver, Dial: e.dials.dial})
+	guard, err := push.NewGuard(push.GuardOptions{AllowOrigins: []string{rc.origin()}, Resolver: e.resolver, Dial: e.dials.dial})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := New(e.store, testProjector(), Options{Events: e.events, Guard: guard, Configs: e.configs, Vault: e.vault, Outbox: e.outbox, Retry: fastRetry()})
+	again, err := New(e.store, testProjector(), push.Options{Events: e.events, Guard: guard, Configs: e.configs, Vault: e.vault, Outbox: e.outbox, Retry: fastRetry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,22 +639,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	mustNotContain(t, "logs and events", text.String(), secretCred, secretToken, ok.origin(), failing.origin())
 }
 
-func TestSecretRedaction(t *testing.T) {
-	s := Secret{Credentials: secretCred, Token: secretToken}
-	var buf syncBuffer
-	logger := slog.New(slog.NewJSONHandler(&buf, nil))
-	logger.Info("x", "secret", s, "ptr", &s)
-	b, _ := json.Marshal(map[string]any{"s": s})
-	out := fmt.Sprintf("%v %+v %#v %s %q %d %x", s, s, s, s, s, s, s) + buf.String() + string(b)
-	mustNotContain(t, "formatted secret", out, secretCred, secretToken)
-	if !strings.Contains(out, redacted) {
-		t.Fatal("redaction marker missing")
-	}
-}
-
 func TestDeadLetterSurvivesAFlakySink(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
-	e := newPushEnv(t, withAllow(rc.origin()), withRetry(RetryPolicy{MaxAttempts: 1}))
+	e := newPushEnv(t, withAllow(rc.origin()), withRetry(push.RetryPolicy{MaxAttempts: 1}))
 	e.events.fail = 2
 	run := e.suspended(t, e.alice, 0)
 	cfg := e.register(t, e.alice, run, Spec{URL: rc.origin()})
@@ -673,15 +660,15 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		name    string
 		store   interop.RunStore
 		project Projector
-		o       Options
+		o       push.Options
 	}{
-		{"no store", nil, testProjector(), Options{Events: newEventSink()}},
-		{"no projector", store, nil, Options{Events: newEventSink()}},
-		{"no events", store, testProjector(), Options{}},
-		{"zero attempts", store, testProjector(), Options{Events: newEventSink(), Retry: RetryPolicy{MaxAttempts: -1}}},
-		{"unknown backoff", store, testProjector(), Options{Events: newEventSink(), Retry: RetryPolicy{Backoff: "linear"}}},
-		{"max below delay", store, testProjector(), Options{Events: newEventSink(), Retry: RetryPolicy{Delay: time.Minute, MaxDelay: time.Second}}},
-		{"negative concurrency", store, testProjector(), Options{Events: newEventSink(), Concurrency: -1}},
+		{"no store", nil, testProjector(), push.Options{Events: newEventSink()}},
+		{"no projector", store, nil, push.Options{Events: newEventSink()}},
+		{"no events", store, testProjector(), push.Options{}},
+		{"zero attempts", store, testProjector(), push.Options{Events: newEventSink(), Retry: push.RetryPolicy{MaxAttempts: -1}}},
+		{"unknown backoff", store, testProjector(), push.Options{Events: newEventSink(), Retry: push.RetryPolicy{Backoff: "linear"}}},
+		{"max below delay", store, testProjector(), push.Options{Events: newEventSink(), Retry: push.RetryPolicy{Delay: time.Minute, MaxDelay: time.Second}}},
+		{"negative concurrency", store, testProjector(), push.Options{Events: newEventSink(), Concurrency: -1}},
 	}
 	for _, c := range cases {
 		if s, err := New(c.store, c.project, c.o); err == nil || s != nil {

@@ -1,8 +1,7 @@
-package push
+package pushservice
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,15 +15,11 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // ErrClosed reports a registration after [Service.Close].
 var ErrClosed = errors.New("push: service is closed")
-
-// DeadLetterEventType is the host-event type of a push that exhausted its
-// attempts (OpenWOP RFC 0214 §C; webhooks.md §Durability). It matches the host-event type grammar; a
-// host that enables push advertises it as durable.
-const DeadLetterEventType = "a2a.push-dead-lettered"
 
 // TaskRef names the task a push body is about.
 type TaskRef struct {
@@ -52,41 +47,6 @@ func (f ProjectorFunc) Project(ctx context.Context, sub interop.Subject, task Ta
 	return f(ctx, sub, task, ev, prev)
 }
 
-// Options configure a [Service]. Events is required; every other field
-// has a documented default.
-type Options struct {
-	// Events receives dead letters as host events of the task's tenant.
-	Events interop.EventSink
-	// Guard is the egress guard; nil means NewGuard(GuardOptions{}): https
-	// only, public unicast only, the system resolver.
-	Guard *Guard
-	// Configs keeps the config records; nil means NewMemoryConfigs().
-	Configs ConfigStore
-	// Vault keeps the secrets; nil means NewMemoryVault().
-	Vault Vault
-	// Outbox keeps queued deliveries; nil means NewMemoryOutbox().
-	Outbox Outbox
-	// Retry bounds each push's attempts; the zero value is the default
-	// policy (see RetryPolicy).
-	Retry RetryPolicy
-	// MaxConfigsPerTask bounds the configs one task may hold; 0 means 10.
-	MaxConfigsPerTask int
-	// Concurrency bounds the attempts in flight across all tasks; 0 means
-	// 32. Each task keeps its own order whatever the bound.
-	Concurrency int
-	// TLS configures the client side of https deliveries (e.g. RootCAs of
-	// a private CA); nil means the system roots.
-	TLS *tls.Config
-	// Logger receives delivery faults: task and config ids and a status
-	// class, never a URL, a header or a secret. Nil discards.
-	Logger *slog.Logger
-	// Now stamps records; nil means time.Now.
-	Now func() time.Time
-	// Clock times the waits between attempts and after store faults, and
-	// dates a Retry-After; nil means the system clock.
-	Clock Clock
-}
-
 // Service is A2A push delivery: the push-config operations (register,
 // get, list, delete) and the worker that delivers a task's run events to
 // its configs. Build it with [New], call [Service.Start] before serving
@@ -99,16 +59,16 @@ type Service struct {
 	store      interop.RunStore
 	project    Projector
 	events     interop.EventSink
-	guard      *Guard
-	configs    ConfigStore
-	vault      Vault
-	outbox     Outbox
-	retry      RetryPolicy
+	guard      *push.Guard
+	configs    push.ConfigStore
+	vault      push.Vault
+	outbox     push.Outbox
+	retry      retryPolicy
 	maxPerTask int
 	client     *http.Client
 	log        *slog.Logger
 	now        func() time.Time
-	clock      Clock
+	clock      push.Clock
 	sem        chan struct{}
 	idPrefix   string
 	nextID     atomic.Uint64
@@ -138,7 +98,7 @@ const (
 
 // New validates o and returns a service that follows runs of store and
 // renders push bodies with project.
-func New(store interop.RunStore, project Projector, o Options) (*Service, error) {
+func New(store interop.RunStore, project Projector, o push.Options) (*Service, error) {
 	var problems []error
 	if store == nil {
 		problems = append(problems, errors.New("a RunStore is required"))
@@ -149,7 +109,7 @@ func New(store interop.RunStore, project Projector, o Options) (*Service, error)
 	if o.Events == nil {
 		problems = append(problems, errors.New("Events is required (dead letters go there)"))
 	}
-	retry, err := o.Retry.withDefaults()
+	retry, err := withDefaults(o.Retry)
 	if err != nil {
 		problems = append(problems, err)
 	}
@@ -169,18 +129,18 @@ func New(store interop.RunStore, project Projector, o Options) (*Service, error)
 		lanes:    map[laneKey]*lane{},
 	}
 	if s.guard == nil {
-		if s.guard, err = NewGuard(GuardOptions{}); err != nil {
+		if s.guard, err = push.NewGuard(push.GuardOptions{}); err != nil {
 			return nil, err
 		}
 	}
 	if s.configs == nil {
-		s.configs = NewMemoryConfigs()
+		s.configs = push.NewMemoryConfigs()
 	}
 	if s.vault == nil {
-		s.vault = NewMemoryVault()
+		s.vault = push.NewMemoryVault()
 	}
 	if s.outbox == nil {
-		s.outbox = NewMemoryOutbox()
+		s.outbox = push.NewMemoryOutbox()
 	}
 	if s.maxPerTask == 0 {
 		s.maxPerTask = 10
@@ -229,7 +189,7 @@ func (s *Service) Start(ctx context.Context) error {
 	for _, d := range pending {
 		s.queueLocked(d)
 	}
-	from := map[string]Record{} // per task: the lowest watermark
+	from := map[string]push.Record{} // per task: the lowest watermark
 	for _, r := range live {
 		if low, ok := from[r.TaskID]; !ok || r.After < low.After {
 			from[r.TaskID] = r

@@ -1,4 +1,4 @@
-package push
+package pushservice
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/recovery"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Following runs. One watcher per task with live configs follows the run's
@@ -38,7 +40,7 @@ func (w *watcher) stop() {
 // watchLocked makes sure rec's task is followed, from rec's watermark
 // when a new watcher starts. prev is the run's status at that watermark,
 // "" when unknown. s.mu is held.
-func (s *Service) watchLocked(rec Record, prev interop.RunStatus) {
+func (s *Service) watchLocked(rec push.Record, prev interop.RunStatus) {
 	if s.state != stateStarted {
 		return // Start resumes live configs; Close stops everything
 	}
@@ -50,7 +52,7 @@ func (s *Service) watchLocked(rec Record, prev interop.RunStatus) {
 	w := &watcher{task: rec.TaskID, cancel: cancel}
 	s.watchers[rec.TaskID] = w
 	s.watchWG.Add(1)
-	go s.watch(ctx, w, cloneSubject(rec.Subject), TaskRef{ID: rec.TaskID, ContextID: rec.ContextID}, rec.After, prev)
+	go s.watch(ctx, w, rec.Subject.Clone(), TaskRef{ID: rec.TaskID, ContextID: rec.ContextID}, rec.After, prev)
 }
 
 // followResult is how one pass over a run's log ended.
@@ -79,7 +81,7 @@ func (s *Service) watch(ctx context.Context, w *watcher, sub interop.Subject, ta
 func (s *Service) watchRecovering(ctx context.Context, w *watcher, sub interop.Subject, task TaskRef, from *int64, prev *interop.RunStatus) (done bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.logPanic(ctx, "watching", task.ID, contain(v))
+			s.logPanic(ctx, "watching", task.ID, recovery.Contain(v))
 			if done = ctx.Err() != nil; done {
 				s.leave(w)
 			}
@@ -129,7 +131,7 @@ func (s *Service) leave(w *watcher) {
 
 // lowestWatermark is the lowest watermark of the task's live configs.
 func (s *Service) lowestWatermark(ctx context.Context, taskID string) (int64, bool) {
-	var recs []Record
+	var recs []push.Record
 	err := s.contained(ctx, "the config store", taskID, func() (err error) {
 		recs, err = s.configs.List(ctx, taskID)
 		return err
@@ -255,13 +257,13 @@ func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task Task
 			continue
 		}
 		for i, b := range bodies {
-			d := Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Body: b, Final: terminal && i == len(bodies)-1}
+			d := push.Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Body: b, Final: terminal && i == len(bodies)-1}
 			if err := s.enqueue(ctx, d); err != nil {
 				return err
 			}
 		}
 		if terminal && len(bodies) == 0 {
-			if err := s.enqueue(ctx, Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Final: true}); err != nil {
+			if err := s.enqueue(ctx, push.Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Final: true}); err != nil {
 				return err
 			}
 		}
@@ -289,7 +291,7 @@ func encodeBody(ev wire.Event) ([]byte, error) {
 // finishTask ends every live config of a task: its secret is discarded
 // and nothing more is delivered.
 func (s *Service) finishTask(ctx context.Context, taskID string) {
-	var recs []Record
+	var recs []push.Record
 	err := s.contained(ctx, "the config store", taskID, func() (err error) {
 		recs, err = s.configs.List(context.WithoutCancel(ctx), taskID)
 		return err
@@ -308,7 +310,7 @@ func (s *Service) finishTask(ctx context.Context, taskID string) {
 }
 
 // finish marks a config done and discards its secret (OpenWOP RFC 0214 §A).
-func (s *Service) finish(ctx context.Context, r *Record) {
+func (s *Service) finish(ctx context.Context, r *push.Record) {
 	ctx = context.WithoutCancel(ctx)
 	err := s.contained(ctx, "the config store", r.TaskID, func() error {
 		return s.configs.Finish(ctx, r.TaskID, r.ID, r.SecretRef)
