@@ -81,7 +81,9 @@ func validConfig(store *memstore.Store) wopinterop.Config {
 		RoutingSecret: []byte(secret),
 		Now:           func() time.Time { return today },
 		A2A: &wopinterop.A2AConfig{
-			Facet: facets.A2A{RefreshedAt: refreshed, Streaming: true, DurableTasks: true},
+			Record:       wopinterop.Record{RefreshedAt: refreshed},
+			Streaming:    true,
+			DurableTasks: true,
 			Card: a2a.CardConfig{
 				Name:                 "Test host",
 				Description:          "Serves the conformance fixtures.",
@@ -148,27 +150,27 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 		{"card path under rest", func(c *wopinterop.Config) { c.A2A.CardPath = "/a2a/rest/card.json" }, []string{"A2A.CardPath"}},
 		{"card path is the interface", func(c *wopinterop.Config) { c.A2A.CardPath = "/a2a" }, []string{"A2A.CardPath"}},
 		{"agent cards without inventory", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
+			c.A2A.AgentCards, c.Agents = true, manifestRuntime()
 			c.Inventory = nil
 		}, []string{"Inventory"}},
 		{"agent cards without secret", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
+			c.A2A.AgentCards, c.Agents = true, manifestRuntime()
 			c.RoutingSecret = nil
 		}, []string{"RoutingSecret"}},
 		{"agent cards with a short secret", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
+			c.A2A.AgentCards, c.Agents = true, manifestRuntime()
 			c.RoutingSecret = []byte("short-and-secret")
 		}, []string{"RoutingSecret"}},
 		// a2a.agentCards needs agents.manifestRuntime (OpenWOP interop
 		// §Per-agent cards).
 		{"agent cards without the agents record", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards = true
+			c.A2A.AgentCards = true
 		}, []string{"Agents"}},
 		{"agent cards without agents.manifestRuntime", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, &facets.Agents{Status: facets.StatusStable}
+			c.A2A.AgentCards, c.Agents = true, &facets.Agents{Status: facets.StatusStable}
 		}, []string{"Agents.ManifestRuntime"}},
 		{"agent cards with nothing they need, all at once", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards = true
+			c.A2A.AgentCards = true
 			c.Inventory, c.RoutingSecret = nil, nil
 		}, []string{"Agents", "Inventory", "RoutingSecret"}},
 	} {
@@ -189,9 +191,10 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 	}
 }
 
-// A claim the configuration does not back is refused at construction with
-// the facet field named (OpenWOP interop.md §The refresh SLA, §Per-agent cards; interop map, a2a.card).
-func TestNewRefusesClaimsNotServed(t *testing.T) {
+// What a Record may not say is refused at construction with the facet
+// field named (OpenWOP interop.md §The facets, §The refresh SLA, §Legacy
+// profiles are absent; host-event.schema.json).
+func TestNewRefusesBadRecords(t *testing.T) {
 	store := newStore(t)
 	for _, tt := range []struct {
 		name   string
@@ -199,11 +202,10 @@ func TestNewRefusesClaimsNotServed(t *testing.T) {
 		field  string
 		rule   string
 	}{
-		{"push not served", func(c *wopinterop.Config) { c.A2A.Facet.PushNotifications = true }, "a2a.pushNotifications", "OpenWOP interop map a2a.card (capabilities)"},
-		{"no refreshedAt", func(c *wopinterop.Config) { c.A2A.Facet.RefreshedAt = "" }, "a2a.refreshedAt", ""},
-		{"stale refreshedAt", func(c *wopinterop.Config) { c.A2A.Facet.RefreshedAt = "2026-08-01" }, "a2a.refreshedAt", "OpenWOP interop.md §The refresh SLA"},
-		{"legacy profile", func(c *wopinterop.Config) { c.A2A.Facet.Profiles = []string{"a2a-0.3-legacy"} }, "a2a.profiles[0]", "OpenWOP interop.md §Legacy profiles are absent"},
-		{"version not spoken", func(c *wopinterop.Config) { c.A2A.Facet.Versions = []string{"0.3"} }, "a2a.versions[0]", "OpenWOP interop.md §The facets"},
+		{"no refreshedAt", func(c *wopinterop.Config) { c.A2A.Record.RefreshedAt = "" }, "a2a.refreshedAt", ""},
+		{"stale refreshedAt", func(c *wopinterop.Config) { c.A2A.Record.RefreshedAt = "2026-08-01" }, "a2a.refreshedAt", "OpenWOP interop.md §The refresh SLA"},
+		{"legacy profile", func(c *wopinterop.Config) { c.A2A.Record.Profiles = []string{"a2a-0.3-legacy"} }, "a2a.profiles[0]", "OpenWOP interop.md §Legacy profiles are absent"},
+		{"version not spoken", func(c *wopinterop.Config) { c.A2A.Record.Versions = []string{"0.3"} }, "a2a.versions[0]", "OpenWOP interop.md §The facets"},
 		{"negotiation.decided not durable", func(c *wopinterop.Config) {
 			c.HostEvents = &facets.HostEvents{Types: []facets.HostEventType{{Type: "negotiation.decided", Delivery: facets.Ephemeral}}}
 		}, "hostEvents.types[0].delivery", "OpenWOP host-event.schema.json"},
@@ -400,8 +402,8 @@ func TestHostWithoutSurfaces(t *testing.T) {
 	if recs := h.Records(); len(recs) != 0 {
 		t.Errorf("records %v", recs)
 	}
-	if h.A2AServer() != nil {
-		t.Error("A2AServer without A2A")
+	if routes := h.Routes(); len(routes) != 0 {
+		t.Errorf("routes without a surface: %v", routes)
 	}
 }
 
@@ -455,7 +457,7 @@ func TestRecords(t *testing.T) {
 	// needs (OpenWOP interop §Per-agent cards), is advertised as given,
 	// its witness defaulted.
 	cfg = validConfig(newStore(t))
-	cfg.A2A.Facet.AgentCards, cfg.Agents = true, manifestRuntime()
+	cfg.A2A.AgentCards, cfg.Agents = true, manifestRuntime()
 	if got := string(newHost(t, cfg).Records()["agents"]); got != `{"status":"stable","since":"2.0","witness":"witnessable-gated","manifestRuntime":{"installScope":"tenant"}}` {
 		t.Errorf("agents record %s", got)
 	}
@@ -485,7 +487,7 @@ func TestRecords(t *testing.T) {
 func TestA2ATenant(t *testing.T) {
 	store := newStore(t)
 	cfg := validConfig(store)
-	cfg.A2A.Facet.AgentCards, cfg.Agents = true, manifestRuntime()
+	cfg.A2A.AgentCards, cfg.Agents = true, manifestRuntime()
 	h := newHost(t, cfg)
 	agent := interop.Agent{ID: "ada", Persona: "Ada", Workflows: []string{memstore.FixtureApproval}}
 	r, ok := h.A2ATenant(agent)
@@ -502,7 +504,7 @@ func TestA2ATenant(t *testing.T) {
 	if _, ok := h.A2ATenant(interop.Agent{ID: "idle"}); ok {
 		t.Error("an agent without routed workflows got a routing value")
 	}
-	cfg.A2A.Facet.AgentCards = false
+	cfg.A2A.AgentCards = false
 	if _, ok := newHost(t, cfg).A2ATenant(agent); ok {
 		t.Error("a routing value without per-agent cards")
 	}
