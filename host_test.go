@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/negotiate"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // today is the fixed clock of these tests; refreshedAt is ten days before.
@@ -631,5 +633,45 @@ func TestCloseHonoursContext(t *testing.T) {
 	cancel()
 	if err := h.Close(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Close = %v, want context.Canceled", err)
+	}
+}
+
+// TestA2ARecordFollowsTheServer: the a2a record claims exactly the facets
+// the section turns on, each of which the server then serves — the card's
+// capabilities say the same — so the record cannot promise what is not
+// served (OpenWOP interop.md §The facets; interop map, a2a.card).
+func TestA2ARecordFollowsTheServer(t *testing.T) {
+	for _, tc := range []struct {
+		name                                string
+		streaming, durable, push, agentCard bool
+		record                              string
+	}{
+		{"nothing", false, false, false, false, `"agentCardUrl":"` + base + `/.well-known/agent-card.json"}`},
+		{"streaming", true, false, false, false, `"agentCardUrl":"` + base + `/.well-known/agent-card.json","streaming":true}`},
+		{"everything", true, true, true, true, `"agentCardUrl":"` + base + `/.well-known/agent-card.json","streaming":true,"pushNotifications":true,"durableTasks":true,"agentCards":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := validConfig(newStore(t))
+			cfg.A2A.ExtendedCard = false
+			cfg.A2A.Streaming, cfg.A2A.DurableTasks, cfg.A2A.AgentCards = tc.streaming, tc.durable, tc.agentCard
+			if tc.push {
+				cfg.A2A.Push = &push.Options{}
+			}
+			if tc.agentCard {
+				cfg.Agents = manifestRuntime()
+			}
+			h := newHost(t, cfg)
+			if rec := string(h.Records()["a2a"]); !strings.HasSuffix(rec, tc.record) {
+				t.Errorf("record %s, want it to end %s", rec, tc.record)
+			}
+			card := send(t, "GET", server(t, h).URL+wopinterop.DefaultCardPath, "", "")
+			var c wire.AgentCard
+			if err := json.Unmarshal(card.body, &c); err != nil {
+				t.Fatal(err)
+			}
+			if want := (wire.AgentCapabilities{Streaming: tc.streaming, PushNotifications: tc.push, ExtendedAgentCard: tc.agentCard}); !reflect.DeepEqual(c.Capabilities, want) {
+				t.Errorf("card capabilities %+v, want %+v", c.Capabilities, want)
+			}
+		})
 	}
 }
