@@ -156,7 +156,10 @@ type Host struct {
 // New validates cfg, declares the facets it can back, and builds the
 // surfaces. Every problem is reported at once, each naming its field: a
 // [*ConfigError] for a Config field, a [*facets.FieldError] for what the
-// advertisement may not say ("a2a.refreshedAt … older than 90 days"). A
+// advertisement may not say ("a2a.refreshedAt … older than 90 days").
+// What the surfaces' own packages refuse in their options (a2a.New,
+// mcp.New: a workflow routed twice, an MCP ServerInfo without a name)
+// follows once the rest is valid, as a *ConfigError naming the section. A
 // host never starts half-working.
 //
 // Each surface reports what it serves (a2a.Options.Served,
@@ -169,18 +172,18 @@ func New(cfg Config) (*Host, error) {
 	origin := strings.TrimSuffix(cfg.BaseURL, "/")
 	decl := facets.Declaration{HostEvents: cfg.HostEvents.Clone(), Agents: cfg.Agents.Clone()}
 	var served facets.Served
-	var a2aPlan *a2aPlan
-	var mcpPlan *mcpPlan
+	var a2aSide *a2aPlan
+	var mcpSide *mcpPlan
 	if cfg.A2A != nil {
-		a2aPlan = planA2A(&cfg, origin, &bad)
-		served.A2A = a2aPlan.opts.Served()
-		decl.A2A = a2aPlan.record(served.A2A)
-		decl.HostEvents = a2aPlan.hostEvents(decl.HostEvents)
+		a2aSide = planA2A(&cfg, origin, &bad)
+		served.A2A = a2aSide.opts.Served()
+		decl.A2A = a2aSide.record(served.A2A)
+		decl.HostEvents = a2aSide.hostEvents(decl.HostEvents)
 	}
 	if cfg.MCP != nil {
-		mcpPlan = planMCP(&cfg, origin, a2aPlan, &bad)
-		served.MCP = mcpPlan.opts.Served()
-		decl.MCP = mcpPlan.record(served.MCP)
+		mcpSide = planMCP(&cfg, origin, a2aSide, &bad)
+		served.MCP = mcpSide.opts.Served()
+		decl.MCP = mcpSide.record(served.MCP)
 	}
 	if len(bad) > 0 {
 		return nil, errors.Join(bad...)
@@ -192,18 +195,18 @@ func New(cfg Config) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, ad: ad}
 	h.auditor = negotiate.NewAuditor(cfg.Events, negotiate.AuditorOptions{Logger: cfg.Logger, Synchronous: cfg.SynchronousAudit})
-	if a2aPlan != nil {
-		if h.a2a, err = a2aPlan.build(&cfg, ad.A2A(), h.auditor); err != nil {
+	if a2aSide != nil {
+		if h.a2a, err = a2aSide.build(&cfg, ad.A2A(), h.auditor); err != nil {
 			return nil, err
 		}
-		h.routing = a2aPlan.routing
-		h.routes = a2aPlan.routes(h.a2a)
+		h.routing = a2aSide.routing
+		h.routes = a2aSide.routes(h.a2a)
 	}
-	if mcpPlan != nil {
-		if h.mcp, err = mcpPlan.build(&cfg, ad.MCP(), h.auditor); err != nil {
+	if mcpSide != nil {
+		if h.mcp, err = mcpSide.build(&cfg, ad.MCP(), h.auditor); err != nil {
 			return nil, err
 		}
-		h.routes = append(h.routes, Route{Pattern: mcpPlan.path, Handler: h.mcp.srv.Handler()})
+		h.routes = append(h.routes, Route{Pattern: mcpSide.path, Handler: h.mcp.srv.Handler()})
 	}
 	// Nothing runs until every surface is built: a refused one leaves
 	// no push delivery or audit queue behind.

@@ -271,7 +271,7 @@ func (p *a2aPlan) build(cfg *Config, record *facets.A2A, auditor *negotiate.Audi
 	}
 	srv, err := a2a.New(deps, p.opts)
 	if err != nil {
-		return nil, fmt.Errorf("wopinterop: %w", err)
+		return nil, &ConfigError{Field: "A2A", Reason: "is refused by the server: " + err.Error()}
 	}
 	return srv, nil
 }

@@ -45,7 +45,6 @@ type MCPConfig struct {
 // the servers it builds.
 type mcpSurface struct {
 	srv    *mcp.Server
-	path   string
 	policy *negotiate.Policy
 	sealer *sealed.Sealer
 }
@@ -144,10 +143,10 @@ func (p *mcpPlan) build(cfg *Config, record *facets.MCP, auditor *negotiate.Audi
 	if err != nil {
 		return nil, fmt.Errorf("wopinterop: mcp requestState sealer: %w", err)
 	}
-	s := &mcpSurface{path: p.path, policy: policy, sealer: sealer}
+	s := &mcpSurface{policy: policy, sealer: sealer}
 	deps := mcp.Deps{Store: cfg.Store, Subjects: cfg.Subjects, Policy: policy, Auditor: auditor, Sealer: sealer}
 	if s.srv, err = mcp.New(deps, p.opts); err != nil {
-		return nil, fmt.Errorf("wopinterop: %w", err)
+		return nil, &ConfigError{Field: "MCP.Server", Reason: "is refused by the server: " + err.Error()}
 	}
 	return s, nil
 }

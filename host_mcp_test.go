@@ -123,6 +123,7 @@ func TestMCPConfigRefusals(t *testing.T) {
 		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = "/mcp/{x}" }},
 		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = "/a2a/rest/mcp" }},
 		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = wopinterop.DefaultCardPath }},
+		{"MCP.Server is refused by the server: mcp: invalid config: ServerInfo needs Name and Version", func(c *wopinterop.MCPConfig) { c.Server.ServerInfo = mcp.Implementation{} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.field, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/mcp"
 	"github.com/wopinterop/wopinterop/negotiate"
 	"github.com/wopinterop/wopinterop/push"
 )
@@ -171,6 +172,7 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 		{"agent cards without agents.manifestRuntime", func(c *wopinterop.Config) {
 			c.A2A.AgentCards, c.Agents = true, &facets.Agents{Status: facets.StatusStable}
 		}, []string{"Agents.ManifestRuntime"}},
+		{"a workflow routed twice", func(c *wopinterop.Config) { c.A2A.Routed = append(c.A2A.Routed, c.A2A.Routed...) }, []string{"A2A"}},
 		{"agent cards with nothing they need, all at once", func(c *wopinterop.Config) {
 			c.A2A.AgentCards = true
 			c.Inventory, c.RoutingSecret = nil, nil
@@ -673,5 +675,34 @@ func TestA2ARecordFollowsTheServer(t *testing.T) {
 				t.Errorf("card capabilities %+v, want %+v", c.Capabilities, want)
 			}
 		})
+	}
+}
+
+// TestRecordSettingsReachTheRecords: every field of a Record is the
+// record's own, for A2A and MCP alike (OpenWOP interop.md §The facets).
+func TestRecordSettingsReachTheRecords(t *testing.T) {
+	record := func(version string) wopinterop.Record {
+		return wopinterop.Record{
+			Status: facets.StatusExperimental, Since: "2.0", Until: "2027-06-01", Witness: facets.WitnessClaimsCheck,
+			Versions: []string{version}, Preferred: version, Minimum: version,
+			RefreshedAt: refreshed, RefreshWindow: 30 * 24 * time.Hour,
+		}
+	}
+	cfg := mcpConfig(validConfig(newStore(t)))
+	cfg.A2A.Record, cfg.MCP.Record = record("1.0"), record(mcp.Revision)
+	cfg.A2A.Record.Profiles = []string{"a2a-1.0"}
+	recs := newHost(t, cfg).Records()
+	lifecycle := `{"status":"experimental","since":"2.0","until":"2027-06-01","witness":"claims-check",`
+	if want := lifecycle + `"versions":["1.0"],"preferredVersion":"1.0","minimumVersion":"1.0","refreshedAt":"2026-11-20","profiles":["a2a-1.0"],`; !strings.HasPrefix(string(recs["a2a"]), want) {
+		t.Errorf("a2a record %s, want it to begin %s", recs["a2a"], want)
+	}
+	if want := lifecycle + `"revisions":["2026-07-28"],"preferredVersion":"2026-07-28","minimumRevision":"2026-07-28","refreshedAt":"2026-11-20","profiles":["mcp-2026-07-28"],`; !strings.HasPrefix(string(recs["mcp"]), want) {
+		t.Errorf("mcp record %s, want it to begin %s", recs["mcp"], want)
+	}
+	// RefreshWindow is the record's: refreshed ten days ago is stale under
+	// a window of five.
+	cfg.MCP.Record.RefreshWindow = 5 * 24 * time.Hour
+	if _, err := wopinterop.New(cfg); !errors.Is(err, facets.ErrInvalidFacet) || !strings.Contains(err.Error(), "mcp.refreshedAt") {
+		t.Errorf("a five-day window: %v", err)
 	}
 }
