@@ -16,14 +16,15 @@ import (
 
 	"github.com/wopinterop/wopinterop"
 	"github.com/wopinterop/wopinterop/a2a"
-	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/mcp"
 )
 
 // The mount recipe: a store (here the embedded memstore, which is also the
 // event sink), a SubjectResolver over the host's own credentials, one
-// Config, and Mount on the host's mux beside its own routes.
+// Config with an A2A and an MCP section, and the host's routes on the
+// host's mux beside its own.
 func Example() {
 	store := memstore.New()
 	defer store.Close()
@@ -44,7 +45,9 @@ func Example() {
 		BaseURL:     "https://agents.example.com",
 		HostVersion: "1.4.2",
 		A2A: &wopinterop.A2AConfig{
-			Facet: facets.A2A{RefreshedAt: "2026-11-20", Streaming: true, DurableTasks: true},
+			Record:       wopinterop.Record{RefreshedAt: "2026-11-20"},
+			Streaming:    true,
+			DurableTasks: true,
 			Card: a2a.CardConfig{
 				Name:                 "Example host",
 				Description:          "Runs approval workflows.",
@@ -53,6 +56,11 @@ func Example() {
 			},
 			Routed:   []interop.Workflow{approval},
 			HTTPJSON: true,
+		},
+		MCP: &wopinterop.MCPConfig{
+			Record:  wopinterop.Record{RefreshedAt: "2026-11-20"},
+			SealKey: []byte("an example key, 32 bytes or more"), // a real host reads a secret
+			Server:  mcp.Options{ServerInfo: mcp.Implementation{Name: "example-host", Version: "1.4.2"}, Tasks: true},
 		},
 		// A fixed clock keeps this example's refreshedAt current; a real
 		// host leaves Now nil and re-checks upstream at least every 90 days.
@@ -66,7 +74,10 @@ func Example() {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
-	host.Mount(mux)
+	for _, rt := range host.Routes() { // or host.Mount(mux)
+		fmt.Println("route:", rt.Pattern)
+		mux.Handle(rt.Pattern, rt.Handler)
+	}
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -77,8 +88,14 @@ func Example() {
 		AgentCardURL string   `json:"agentCardUrl"`
 	}
 	_ = json.Unmarshal(records["a2a"], &a2aRecord)
+	var mcpRecord struct {
+		ServerURLs []string `json:"serverUrls"`
+		Features   []string `json:"features"`
+	}
+	_ = json.Unmarshal(records["mcp"], &mcpRecord)
 	fmt.Println("records:", slices.Sorted(maps.Keys(records)))
 	fmt.Println("a2a:", a2aRecord.Profiles, a2aRecord.AgentCardURL)
+	fmt.Println("mcp:", mcpRecord.ServerURLs, mcpRecord.Features)
 
 	// The public card: interfaces from BaseURL, one skill per routed workflow.
 	resp, _ := http.Get(srv.URL + "/.well-known/agent-card.json")
@@ -108,11 +125,44 @@ func Example() {
 	task := answer.Result.Task
 	fmt.Println("task:", strings.HasPrefix(string(task.ID), "acme/"), task.Status.State)
 
+	// An MCP client lists the caller's workflows as tools: a stateless
+	// request naming its revision in the header and in _meta.
+	body = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	rq, _ = http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+	rq.Header.Set("Content-Type", "application/json")
+	rq.Header.Set("Accept", "application/json, text/event-stream")
+	rq.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	rq.Header.Set("Mcp-Method", "tools/list")
+	rq.Header.Set("Authorization", "Bearer demo-acme")
+	resp, _ = http.DefaultClient.Do(rq)
+	var tools struct {
+		Result struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&tools)
+	resp.Body.Close()
+	var names []string
+	for _, tool := range tools.Result.Tools {
+		names = append(names, tool.Name)
+	}
+	fmt.Println("tools:", slices.Sorted(slices.Values(names)))
+
 	// Output:
-	// records: [a2a hostEvents]
+	// route: /.well-known/agent-card.json
+	// route: /a2a
+	// route: /a2a/rest
+	// route: /a2a/rest/
+	// route: /mcp
+	// records: [a2a hostEvents mcp]
 	// a2a: [a2a-1.0] https://agents.example.com/.well-known/agent-card.json
+	// mcp: [https://agents.example.com/mcp] [server-discover mrtr cacheable-lists extensions]
 	// interface: JSONRPC 1.0 https://agents.example.com/a2a
 	// interface: HTTP+JSON 1.0 https://agents.example.com/a2a/rest
 	// skills: conformance-approval
 	// task: true TASK_STATE_INPUT_REQUIRED
+	// tools: [conformance-approval conformance-cancellable conformance-delay conformance-failure conformance-noop]
 }

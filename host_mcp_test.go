@@ -21,7 +21,7 @@ import (
 
 func mcpConfig(store_ wopinterop.Config) wopinterop.Config {
 	store_.MCP = &wopinterop.MCPConfig{
-		Facet:   facets.MCP{RefreshedAt: refreshed},
+		Record:  wopinterop.Record{RefreshedAt: refreshed},
 		SealKey: []byte(secret),
 		Server:  mcp.Options{ServerInfo: mcp.Implementation{Name: "test-host", Version: "9.9.9"}, Tasks: true},
 	}
@@ -33,12 +33,18 @@ func mcpConfig(store_ wopinterop.Config) wopinterop.Config {
 // current-revision client sends.
 func mcpPost(t *testing.T, url, key, method string, params map[string]any) (int, map[string]any) {
 	t.Helper()
+	return mcpPostCaps(t, url, key, method, params, map[string]any{})
+}
+
+// mcpPostCaps is mcpPost for a client declaring caps.
+func mcpPostCaps(t *testing.T, url, key, method string, params, caps map[string]any) (int, map[string]any) {
+	t.Helper()
 	if params == nil {
 		params = map[string]any{}
 	}
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    mcp.Revision,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -115,11 +121,9 @@ func TestMCPConfigRefusals(t *testing.T) {
 		{"MCP.SealKey", func(c *wopinterop.MCPConfig) { c.SealKey = []byte("short") }},
 		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = wopinterop.DefaultA2APath }},
 		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = "/mcp/{x}" }},
-		{"MCP.Server", func(c *wopinterop.MCPConfig) { c.Server.MaxRounds = 3 }},
-		{"MCP.Server.MaxRounds", func(c *wopinterop.MCPConfig) {
-			c.Facet.MRTR = &facets.MRTR{MaxRounds: 4}
-			c.Server.MaxRounds = 5
-		}},
+		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = "/a2a/rest/mcp" }},
+		{"MCP.Path", func(c *wopinterop.MCPConfig) { c.Path = wopinterop.DefaultCardPath }},
+		{"MCP.Server is refused by the server: mcp: invalid config: ServerInfo needs Name and Version", func(c *wopinterop.MCPConfig) { c.Server.ServerInfo = mcp.Implementation{} }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.field, func(t *testing.T) {
@@ -132,24 +136,47 @@ func TestMCPConfigRefusals(t *testing.T) {
 			}
 		})
 	}
-	// A stale refreshedAt is a facet error naming the field.
-	cfg := mcpConfig(validConfig(newStore(t)))
-	cfg.MCP.Facet.RefreshedAt = "2025-01-01"
-	if _, err := wopinterop.New(cfg); !errors.Is(err, facets.ErrInvalidFacet) || !strings.Contains(err.Error(), "mcp.refreshedAt") {
-		t.Fatalf("err = %v", err)
+	// What the record may not say is a facet error naming the field: a
+	// stale refreshedAt, a round ceiling above 16 (OpenWOP interop.md §The
+	// MCP round ceiling).
+	for field, edit := range map[string]func(*wopinterop.MCPConfig){
+		"mcp.refreshedAt":    func(c *wopinterop.MCPConfig) { c.Record.RefreshedAt = "2025-01-01" },
+		"mcp.mrtr.maxRounds": func(c *wopinterop.MCPConfig) { c.Server.MaxRounds = 17 },
+	} {
+		cfg := mcpConfig(validConfig(newStore(t)))
+		edit(cfg.MCP)
+		if _, err := wopinterop.New(cfg); !errors.Is(err, facets.ErrInvalidFacet) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: err = %v", field, err)
+		}
 	}
 }
 
-// TestMCPMaxRoundsFromFacet: the mount enforces the advertised
-// mrtr.maxRounds; Server.MaxRounds may repeat it.
-func TestMCPMaxRoundsFromFacet(t *testing.T) {
-	for _, server := range []int{0, 4} {
+// TestMCPRecordFollowsTheServer: the mcp record claims what the server's
+// options serve, so it cannot promise what the server does not do:
+// mrtr.maxRounds is the ceiling the server enforces (Server.MaxRounds,
+// default 8), "extensions" is a feature exactly when Server.Tasks serves
+// one, serverMount names the server's transport (OpenWOP interop map,
+// mcp.features, mcp.mrtr).
+func TestMCPRecordFollowsTheServer(t *testing.T) {
+	for _, tc := range []struct {
+		rounds int
+		tasks  bool
+		want   string
+	}{
+		{0, true, `"features":["server-discover","mrtr","cacheable-lists","extensions"],"serverUrls":["` + base + `/mcp"],"serverMount":{"transports":["streamable-http"]},"mrtr":{"maxRounds":8}}`},
+		{4, false, `"features":["server-discover","mrtr","cacheable-lists"],"serverUrls":["` + base + `/mcp"],"serverMount":{"transports":["streamable-http"]},"mrtr":{"maxRounds":4}}`},
+	} {
 		cfg := mcpConfig(validConfig(newStore(t)))
-		cfg.MCP.Facet.MRTR = &facets.MRTR{MaxRounds: 4}
-		cfg.MCP.Server.MaxRounds = server
+		cfg.MCP.Server.MaxRounds, cfg.MCP.Server.Tasks = tc.rounds, tc.tasks
 		h := newHost(t, cfg)
-		if !strings.Contains(string(h.Records()["mcp"]), `"maxRounds":4`) {
-			t.Errorf("Server.MaxRounds %d: record %s", server, h.Records()["mcp"])
+		if rec := string(h.Records()["mcp"]); !strings.HasSuffix(rec, tc.want) {
+			t.Errorf("Server.MaxRounds %d, Tasks %v: record %s, want it to end %s", tc.rounds, tc.tasks, rec, tc.want)
+		}
+		srv := server(t, h)
+		_, discover := mcpPost(t, srv.URL+"/mcp", acmeKey, "server/discover", nil)
+		exts, _ := discover["result"].(map[string]any)["capabilities"].(map[string]any)["extensions"].(map[string]any)
+		if _, listed := exts[mcp.TasksExtension]; listed != tc.tasks {
+			t.Errorf("Tasks %v: server/discover lists the tasks extension: %v", tc.tasks, listed)
 		}
 	}
 }

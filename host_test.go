@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +22,9 @@ import (
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/mcp"
 	"github.com/wopinterop/wopinterop/negotiate"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // today is the fixed clock of these tests; refreshedAt is ten days before.
@@ -81,7 +84,9 @@ func validConfig(store *memstore.Store) wopinterop.Config {
 		RoutingSecret: []byte(secret),
 		Now:           func() time.Time { return today },
 		A2A: &wopinterop.A2AConfig{
-			Facet: facets.A2A{RefreshedAt: refreshed, Streaming: true, DurableTasks: true},
+			Record:       wopinterop.Record{RefreshedAt: refreshed},
+			Streaming:    true,
+			DurableTasks: true,
 			Card: a2a.CardConfig{
 				Name:                 "Test host",
 				Description:          "Serves the conformance fixtures.",
@@ -148,27 +153,28 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 		{"card path under rest", func(c *wopinterop.Config) { c.A2A.CardPath = "/a2a/rest/card.json" }, []string{"A2A.CardPath"}},
 		{"card path is the interface", func(c *wopinterop.Config) { c.A2A.CardPath = "/a2a" }, []string{"A2A.CardPath"}},
 		{"agent cards without inventory", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
+			c.A2A.AgentCards, c.Agents = true, manifestRuntime()
 			c.Inventory = nil
 		}, []string{"Inventory"}},
 		{"agent cards without secret", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
+			c.A2A.AgentCards, c.Agents = true, manifestRuntime()
 			c.RoutingSecret = nil
 		}, []string{"RoutingSecret"}},
 		{"agent cards with a short secret", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, manifestRuntime()
+			c.A2A.AgentCards, c.Agents = true, manifestRuntime()
 			c.RoutingSecret = []byte("short-and-secret")
 		}, []string{"RoutingSecret"}},
 		// a2a.agentCards needs agents.manifestRuntime (OpenWOP interop
 		// §Per-agent cards).
 		{"agent cards without the agents record", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards = true
+			c.A2A.AgentCards = true
 		}, []string{"Agents"}},
 		{"agent cards without agents.manifestRuntime", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards, c.Agents = true, &facets.Agents{Status: facets.StatusStable}
+			c.A2A.AgentCards, c.Agents = true, &facets.Agents{Status: facets.StatusStable}
 		}, []string{"Agents.ManifestRuntime"}},
+		{"a workflow routed twice", func(c *wopinterop.Config) { c.A2A.Routed = append(c.A2A.Routed, c.A2A.Routed...) }, []string{"A2A"}},
 		{"agent cards with nothing they need, all at once", func(c *wopinterop.Config) {
-			c.A2A.Facet.AgentCards = true
+			c.A2A.AgentCards = true
 			c.Inventory, c.RoutingSecret = nil, nil
 		}, []string{"Agents", "Inventory", "RoutingSecret"}},
 	} {
@@ -189,9 +195,10 @@ func TestNewRefusesInvalidConfig(t *testing.T) {
 	}
 }
 
-// A claim the configuration does not back is refused at construction with
-// the facet field named (OpenWOP interop.md §The refresh SLA, §Per-agent cards; interop map, a2a.card).
-func TestNewRefusesClaimsNotServed(t *testing.T) {
+// What a Record may not say is refused at construction with the facet
+// field named (OpenWOP interop.md §The facets, §The refresh SLA, §Legacy
+// profiles are absent; host-event.schema.json).
+func TestNewRefusesBadRecords(t *testing.T) {
 	store := newStore(t)
 	for _, tt := range []struct {
 		name   string
@@ -199,11 +206,10 @@ func TestNewRefusesClaimsNotServed(t *testing.T) {
 		field  string
 		rule   string
 	}{
-		{"push not served", func(c *wopinterop.Config) { c.A2A.Facet.PushNotifications = true }, "a2a.pushNotifications", "OpenWOP interop map a2a.card (capabilities)"},
-		{"no refreshedAt", func(c *wopinterop.Config) { c.A2A.Facet.RefreshedAt = "" }, "a2a.refreshedAt", ""},
-		{"stale refreshedAt", func(c *wopinterop.Config) { c.A2A.Facet.RefreshedAt = "2026-08-01" }, "a2a.refreshedAt", "OpenWOP interop.md §The refresh SLA"},
-		{"legacy profile", func(c *wopinterop.Config) { c.A2A.Facet.Profiles = []string{"a2a-0.3-legacy"} }, "a2a.profiles[0]", "OpenWOP interop.md §Legacy profiles are absent"},
-		{"version not spoken", func(c *wopinterop.Config) { c.A2A.Facet.Versions = []string{"0.3"} }, "a2a.versions[0]", "OpenWOP interop.md §The facets"},
+		{"no refreshedAt", func(c *wopinterop.Config) { c.A2A.Record.RefreshedAt = "" }, "a2a.refreshedAt", ""},
+		{"stale refreshedAt", func(c *wopinterop.Config) { c.A2A.Record.RefreshedAt = "2026-08-01" }, "a2a.refreshedAt", "OpenWOP interop.md §The refresh SLA"},
+		{"legacy profile", func(c *wopinterop.Config) { c.A2A.Record.Profiles = []string{"a2a-0.3-legacy"} }, "a2a.profiles[0]", "OpenWOP interop.md §Legacy profiles are absent"},
+		{"version not spoken", func(c *wopinterop.Config) { c.A2A.Record.Versions = []string{"0.3"} }, "a2a.versions[0]", "OpenWOP interop.md §The facets"},
 		{"negotiation.decided not durable", func(c *wopinterop.Config) {
 			c.HostEvents = &facets.HostEvents{Types: []facets.HostEventType{{Type: "negotiation.decided", Delivery: facets.Ephemeral}}}
 		}, "hostEvents.types[0].delivery", "OpenWOP host-event.schema.json"},
@@ -400,8 +406,8 @@ func TestHostWithoutSurfaces(t *testing.T) {
 	if recs := h.Records(); len(recs) != 0 {
 		t.Errorf("records %v", recs)
 	}
-	if h.A2AServer() != nil {
-		t.Error("A2AServer without A2A")
+	if routes := h.Routes(); len(routes) != 0 {
+		t.Errorf("routes without a surface: %v", routes)
 	}
 }
 
@@ -455,7 +461,7 @@ func TestRecords(t *testing.T) {
 	// needs (OpenWOP interop §Per-agent cards), is advertised as given,
 	// its witness defaulted.
 	cfg = validConfig(newStore(t))
-	cfg.A2A.Facet.AgentCards, cfg.Agents = true, manifestRuntime()
+	cfg.A2A.AgentCards, cfg.Agents = true, manifestRuntime()
 	if got := string(newHost(t, cfg).Records()["agents"]); got != `{"status":"stable","since":"2.0","witness":"witnessable-gated","manifestRuntime":{"installScope":"tenant"}}` {
 		t.Errorf("agents record %s", got)
 	}
@@ -485,7 +491,7 @@ func TestRecords(t *testing.T) {
 func TestA2ATenant(t *testing.T) {
 	store := newStore(t)
 	cfg := validConfig(store)
-	cfg.A2A.Facet.AgentCards, cfg.Agents = true, manifestRuntime()
+	cfg.A2A.AgentCards, cfg.Agents = true, manifestRuntime()
 	h := newHost(t, cfg)
 	agent := interop.Agent{ID: "ada", Persona: "Ada", Workflows: []string{memstore.FixtureApproval}}
 	r, ok := h.A2ATenant(agent)
@@ -502,7 +508,7 @@ func TestA2ATenant(t *testing.T) {
 	if _, ok := h.A2ATenant(interop.Agent{ID: "idle"}); ok {
 		t.Error("an agent without routed workflows got a routing value")
 	}
-	cfg.A2A.Facet.AgentCards = false
+	cfg.A2A.AgentCards = false
 	if _, ok := newHost(t, cfg).A2ATenant(agent); ok {
 		t.Error("a routing value without per-agent cards")
 	}
@@ -629,5 +635,74 @@ func TestCloseHonoursContext(t *testing.T) {
 	cancel()
 	if err := h.Close(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Close = %v, want context.Canceled", err)
+	}
+}
+
+// TestA2ARecordFollowsTheServer: the a2a record claims exactly the facets
+// the section turns on, each of which the server then serves — the card's
+// capabilities say the same — so the record cannot promise what is not
+// served (OpenWOP interop.md §The facets; interop map, a2a.card).
+func TestA2ARecordFollowsTheServer(t *testing.T) {
+	for _, tc := range []struct {
+		name                                string
+		streaming, durable, push, agentCard bool
+		record                              string
+	}{
+		{"nothing", false, false, false, false, `"agentCardUrl":"` + base + `/.well-known/agent-card.json"}`},
+		{"streaming", true, false, false, false, `"agentCardUrl":"` + base + `/.well-known/agent-card.json","streaming":true}`},
+		{"everything", true, true, true, true, `"agentCardUrl":"` + base + `/.well-known/agent-card.json","streaming":true,"pushNotifications":true,"durableTasks":true,"agentCards":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := validConfig(newStore(t))
+			cfg.A2A.ExtendedCard = false
+			cfg.A2A.Streaming, cfg.A2A.DurableTasks, cfg.A2A.AgentCards = tc.streaming, tc.durable, tc.agentCard
+			if tc.push {
+				cfg.A2A.Push = &push.Options{}
+			}
+			if tc.agentCard {
+				cfg.Agents = manifestRuntime()
+			}
+			h := newHost(t, cfg)
+			if rec := string(h.Records()["a2a"]); !strings.HasSuffix(rec, tc.record) {
+				t.Errorf("record %s, want it to end %s", rec, tc.record)
+			}
+			card := send(t, "GET", server(t, h).URL+wopinterop.DefaultCardPath, "", "")
+			var c wire.AgentCard
+			if err := json.Unmarshal(card.body, &c); err != nil {
+				t.Fatal(err)
+			}
+			if want := (wire.AgentCapabilities{Streaming: tc.streaming, PushNotifications: tc.push, ExtendedAgentCard: tc.agentCard}); !reflect.DeepEqual(c.Capabilities, want) {
+				t.Errorf("card capabilities %+v, want %+v", c.Capabilities, want)
+			}
+		})
+	}
+}
+
+// TestRecordSettingsReachTheRecords: every field of a Record is the
+// record's own, for A2A and MCP alike (OpenWOP interop.md §The facets).
+func TestRecordSettingsReachTheRecords(t *testing.T) {
+	record := func(version string) wopinterop.Record {
+		return wopinterop.Record{
+			Status: facets.StatusExperimental, Since: "2.0", Until: "2027-06-01", Witness: facets.WitnessClaimsCheck,
+			Versions: []string{version}, Preferred: version, Minimum: version,
+			RefreshedAt: refreshed, RefreshWindow: 30 * 24 * time.Hour,
+		}
+	}
+	cfg := mcpConfig(validConfig(newStore(t)))
+	cfg.A2A.Record, cfg.MCP.Record = record("1.0"), record(mcp.Revision)
+	cfg.A2A.Record.Profiles = []string{"a2a-1.0"}
+	recs := newHost(t, cfg).Records()
+	lifecycle := `{"status":"experimental","since":"2.0","until":"2027-06-01","witness":"claims-check",`
+	if want := lifecycle + `"versions":["1.0"],"preferredVersion":"1.0","minimumVersion":"1.0","refreshedAt":"2026-11-20","profiles":["a2a-1.0"],`; !strings.HasPrefix(string(recs["a2a"]), want) {
+		t.Errorf("a2a record %s, want it to begin %s", recs["a2a"], want)
+	}
+	if want := lifecycle + `"revisions":["2026-07-28"],"preferredVersion":"2026-07-28","minimumRevision":"2026-07-28","refreshedAt":"2026-11-20","profiles":["mcp-2026-07-28"],`; !strings.HasPrefix(string(recs["mcp"]), want) {
+		t.Errorf("mcp record %s, want it to begin %s", recs["mcp"], want)
+	}
+	// RefreshWindow is the record's: refreshed ten days ago is stale under
+	// a window of five.
+	cfg.MCP.Record.RefreshWindow = 5 * 24 * time.Hour
+	if _, err := wopinterop.New(cfg); !errors.Is(err, facets.ErrInvalidFacet) || !strings.Contains(err.Error(), "mcp.refreshedAt") {
+		t.Errorf("a five-day window: %v", err)
 	}
 }

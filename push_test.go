@@ -3,7 +3,6 @@ package wopinterop_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +17,7 @@ import (
 	"github.com/wopinterop/wopinterop/push"
 )
 
-// TestPushWiring: with A2A.Push and the facet claimed, the host advertises
+// TestPushWiring: with A2A.Push the host advertises
 // pushNotifications and the dead-letter host-event type, serves the
 // push-config rows, delivers pushes, and drains delivery on Close.
 func TestPushWiring(t *testing.T) {
@@ -34,7 +33,6 @@ func TestPushWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := validConfig(newStore(t))
-	cfg.A2A.Facet.PushNotifications = true
 	cfg.A2A.Push = &push.Options{Guard: guard}
 	h := newHost(t, cfg)
 
@@ -96,14 +94,5 @@ func TestPushWiring(t *testing.T) {
 	}
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestPushNeedsTheFacet(t *testing.T) {
-	cfg := validConfig(newStore(t))
-	cfg.A2A.Push = &push.Options{}
-	_, err := wopinterop.New(cfg)
-	if !errors.Is(err, wopinterop.ErrInvalidConfig) || !slices.Contains(configFields(err), "A2A.Push") {
-		t.Fatalf("%v, want a ConfigError on A2A.Push", err)
 	}
 }

@@ -210,16 +210,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	}
 	cfg := config{Deps: deps, Options: opts.withDefaults()}
 	s := &Server{cfg: cfg, m: (*interopmap.Map)(deps.Map), errs: errs, log: cfg.Logger, now: cfg.Now}
-	s.served = facets.ServedA2A{
-		Versions:          []string{facets.A2AVersion},
-		JSONRPC:           true,
-		HTTPJSON:          cfg.HTTPJSONURL != "",
-		Streaming:         cfg.Streaming,
-		PushNotifications: cfg.Push != nil,
-		DurableTasks:      cfg.DurableTasks,
-		ExtendedCard:      cfg.ExtendedCard || cfg.Inventory != nil,
-		AgentCards:        cfg.Inventory != nil,
-	}
+	s.served = opts.Served()
 	s.drain, s.startDrain = context.WithCancel(context.Background())
 	s.initJudging()
 	if cfg.Push != nil {
@@ -330,11 +321,28 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Served reports what the server serves, for the facet check of the
-// advertisement (a host advertises no a2a facet the server does not back):
-// the A2A version its bindings speak, its bindings, and the facets its
-// Options turned on. Per-agent cards are served with Inventory and
-// Routing, the extended card with them or ExtendedCard, push with Push.
+// Served reports what a server built with these options serves, for the
+// facet check of the advertisement (a host advertises no a2a facet the
+// server does not back): the A2A version its bindings speak, its bindings,
+// and the facets the options turn on. Per-agent cards are served with
+// Inventory and Routing, the extended card with them or ExtendedCard, push
+// with Push. A host declares its a2a record from it before [New], whose
+// Deps.Policy comes from that record; [Server.Served] is the same answer.
+func (o *Options) Served() facets.ServedA2A {
+	return facets.ServedA2A{
+		Versions:          []string{facets.A2AVersion},
+		JSONRPC:           true,
+		HTTPJSON:          o.HTTPJSONURL != "",
+		Streaming:         o.Streaming,
+		PushNotifications: o.Push != nil,
+		DurableTasks:      o.DurableTasks,
+		ExtendedCard:      o.ExtendedCard || o.Inventory != nil,
+		AgentCards:        o.Inventory != nil,
+	}
+}
+
+// Served reports what the server serves: [Options.Served] of the options
+// it was built with.
 func (s *Server) Served() facets.ServedA2A {
 	served := s.served
 	served.Versions = slices.Clone(served.Versions)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
@@ -393,38 +394,28 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 }
 
-// Served is what a mount really serves, for the host's MCP facet
-// (facets.ServedMCP): a host declares its mcp discovery record from it
-// rather than restating it.
-type Served struct {
-	// Revisions are the revisions the mount speaks.
-	Revisions []string
-	// Discover, MRTR and CacheableLists back the map features
-	// server-discover, mrtr and cacheable-lists (OpenWOP interop map, mcp.features).
-	Discover       bool
-	MRTR           bool
-	CacheableLists bool
-	// Extensions are the extension ids server/discover lists.
-	Extensions []string
-	// Transports are the mount's transports.
-	Transports []string
-}
-
-// Served reports what a mount built with these options serves; a host may
-// declare its facet from it before building the mount.
-func (o *Options) Served() Served {
-	return Served{
+// Served reports what a mount built with these options serves, for the
+// host's mcp record (a host advertises nothing the mount does not back):
+// a streamable-HTTP mount of [Revision] backing the map features
+// server-discover, mrtr and cacheable-lists (OpenWOP interop map,
+// mcp.features), and the extensions server/discover lists. A host
+// declares its record from it before [New], whose Deps.Policy comes from
+// that record; [Server.Served] is the same answer.
+func (o *Options) Served() facets.ServedMCP {
+	return facets.ServedMCP{
 		Revisions:      []string{Revision},
+		Mount:          true,
+		Transports:     []string{facets.TransportStreamableHTTP},
+		Extensions:     extensions(o.Tasks),
 		Discover:       true,
 		MRTR:           true,
 		CacheableLists: true,
-		Extensions:     extensions(o.Tasks),
-		Transports:     []string{"streamable-http"},
 	}
 }
 
-// Served reports what this server serves.
-func (s *Server) Served() Served { return s.opts.Served() }
+// Served reports what this server serves: [Options.Served] of the options
+// it was built with.
+func (s *Server) Served() facets.ServedMCP { return s.opts.Served() }
 
 // extensions lists the extension ids served, in a fixed order.
 func extensions(tasks bool) []string {

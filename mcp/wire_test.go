@@ -284,7 +284,7 @@ func (s *extraWorkflowStore) ListWorkflows(ctx context.Context, sub interop.Subj
 func TestServed(t *testing.T) {
 	plain := newEnv(t).srv.Served()
 	withExt := newEnv(t, withTasks).srv.Served()
-	if !plain.Discover || !plain.MRTR || !plain.CacheableLists || fmt.Sprint(plain.Revisions) != "[2026-07-28]" || len(plain.Extensions) != 0 {
+	if !plain.Mount || !plain.Discover || !plain.MRTR || !plain.CacheableLists || fmt.Sprint(plain.Revisions) != "[2026-07-28]" || len(plain.Extensions) != 0 {
 		t.Errorf("plain mount: %+v", plain)
 	}
 	if fmt.Sprint(withExt.Extensions) != "["+TasksExtension+"]" || fmt.Sprint(withExt.Transports) != "[streamable-http]" {

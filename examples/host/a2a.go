@@ -5,7 +5,6 @@ import (
 
 	"github.com/wopinterop/wopinterop"
 	"github.com/wopinterop/wopinterop/a2a"
-	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -32,14 +31,11 @@ func a2aConfig(version string, guard *push.Guard) *wopinterop.A2AConfig {
 		Path:         a2aPath,
 		CardPath:     a2aCardPath,
 		HTTPJSON:     true,
+		Record:       wopinterop.Record{RefreshedAt: upstreamRefreshedAt},
+		Streaming:    true,
+		DurableTasks: true,
+		AgentCards:   true,
 		ExtendedCard: true,
-		Facet: facets.A2A{
-			RefreshedAt:       upstreamRefreshedAt,
-			Streaming:         true,
-			DurableTasks:      true,
-			AgentCards:        true,
-			PushNotifications: true,
-		},
 		// Push deliveries go to https URLs of public hosts, and to the
 		// -push-allow origins (local receivers).
 		Push: &push.Options{Guard: guard},

@@ -1,9 +1,9 @@
 // Command host is the wopinterop demo host: a small OpenWOP v2 REST surface
 // over the in-memory store (package interop/memstore), with the library's
 // A2A 1.0 surface and MCP 2026-07-28 server mounted beside it through the
-// root package (wopinterop.New, Host.Mount; see newHandler in server.go,
-// interop.go, a2a.go and mcp.go; what the store holds at start is
-// seed.go). It is the program a newcomer runs first and the target of the
+// root package (wopinterop.New, Host.Routes, Host.NewMCP; see newHandler
+// in server.go, interop.go, a2a.go, mcp.go and mcpconformance.go; what the
+// store holds at start is seed.go). It is the program a newcomer runs first and the target of the
 // end-to-end and real-peer tests.
 //
 //	go run ./examples/host                      # listens on 127.0.0.1:8080
@@ -151,7 +151,8 @@
 //	POST /mcp                                      the MCP server (stateless streamable HTTP)
 //	POST /mcp-conformance                          the official MCP conformance suite's fixtures
 //
-// /mcp-conformance mounts a second MCP server over the same store for the
+// /mcp-conformance mounts a second MCP server (Host.NewMCP) over the same
+// store, audit trail, requestState key and version policy for the
 // official conformance suite (package mcpfixtures): every caller is an
 // anonymous Subject in the dedicated tenant "mcp-conformance", which holds
 // only the suite's fixtures and which no API key reaches, so the suite's

@@ -77,20 +77,19 @@ func withInterruptPages(c *wopinterop.MCPConfig, l links) *wopinterop.MCPConfig 
 	return c
 }
 
-// mountInterop registers the library's surfaces on mux: the agent card,
-// the A2A interfaces and the MCP server. Their handlers answer every
-// request on their URLs in the protocol's own shape (OpenWOP RFC 0211 §C; interop map, mcp.methods), so
-// they bypass the OpenWOP-Version check and error envelope of the REST
-// routes. They are not cut off when the host drains: the library's own
-// Drain (newHandler calls it as the drain starts) answers what is still
-// waiting in each protocol's shape and ends its streams, whereas a
-// cancelled request context would look like a client that went away — an
-// in-flight MCP tools/call would end with no answer at all.
-func (s *server) mountInterop(mux *http.ServeMux, h *wopinterop.Host) {
-	inner := http.NewServeMux()
-	h.Mount(inner)
-	for _, p := range []string{a2aCardPath, a2aPath, a2aRESTPath, a2aRESTPath + "/", mcpPath} {
-		mux.Handle(p, inner)
+// mountInterop registers the library's routes on mux: the agent card, the
+// A2A interfaces and the MCP servers. Their handlers answer every request
+// on their URLs in the protocol's own shape (OpenWOP RFC 0211 §C; interop
+// map, mcp.methods), so they bypass the OpenWOP-Version check and error
+// envelope of the REST routes. They are not cut off when the host drains:
+// the library's own Drain (newHandler calls it as the drain starts)
+// answers what is still waiting in each protocol's shape and ends its
+// streams, whereas a cancelled request context would look like a client
+// that went away — an in-flight MCP tools/call would end with no answer at
+// all.
+func mountInterop(mux *http.ServeMux, routes []wopinterop.Route) {
+	for _, rt := range routes {
+		mux.Handle(rt.Pattern, rt.Handler)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/wopinterop/wopinterop"
-	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/mcp"
 )
 
@@ -12,9 +11,9 @@ const mcpPath = wopinterop.DefaultMCPPath
 
 // mcpConfig is the demo's MCP section: every workflow of the caller's
 // tenant is a tool (the five conformance fixtures), with MRTR, the Tasks
-// extension and the library's defaults for everything else (facet
-// features, mrtr.maxRounds 8, one-minute tool-list cache, 30 s blocking
-// budget, tasks answered as soon as their run exists).
+// extension and the library's defaults for everything else (mrtr.maxRounds
+// 8, one-minute tool-list cache, 30 s blocking budget, tasks answered as
+// soon as their run exists); the mcp record claims what that serves.
 //
 // Who may call: the same bearer keys as every other route (the Subjects of
 // wopinterop.Config); an unknown or missing key is 401 with
@@ -36,7 +35,7 @@ const mcpPath = wopinterop.DefaultMCPPath
 func mcpConfig(version string, sealKey []byte) *wopinterop.MCPConfig {
 	return &wopinterop.MCPConfig{
 		Path:    mcpPath,
-		Facet:   facets.MCP{RefreshedAt: upstreamRefreshedAt},
+		Record:  wopinterop.Record{RefreshedAt: upstreamRefreshedAt},
 		SealKey: sealKey,
 		Server: mcp.Options{
 			ServerInfo:             mcp.Implementation{Name: implementationName, Version: version},

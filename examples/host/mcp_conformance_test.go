@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/examples/host/mcpfixtures"
 	"github.com/wopinterop/wopinterop/mcp"
 )
 
@@ -232,6 +233,57 @@ func TestMCPConformanceMountOrigins(t *testing.T) {
 	} {
 		if status, body := discover(tc[0], tc[1]); status != http.StatusForbidden || body != refusal {
 			t.Errorf("Host %s Origin %s: %d %s", tc[0], tc[1], status, body)
+		}
+	}
+}
+
+// TestMCPConformanceMountAudits: each request to /mcp-conformance leaves
+// one negotiation.decided record in the host's sink, the store, as a
+// durable host event of the fixtures' own tenant and of no other (OpenWOP
+// interop.md §The audit event; RFC 0242 §B).
+func TestMCPConformanceMountAudits(t *testing.T) {
+	h := newTestHost(t)
+	before := map[string]int{}
+	for _, tenant := range []string{"acme", "globex", mcpfixtures.Tenant} {
+		before[tenant] = len(h.store.DurableHostEvents(tenant))
+	}
+	const calls = 2
+	for range calls {
+		body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"` + metaVersion + `":"` + mcpRevision + `","` + metaCaps + `":{}}}}`
+		hr, err := http.NewRequest(http.MethodPost, h.url+mcpConformancePath, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "application/json, text/event-stream")
+		hr.Header.Set("MCP-Protocol-Version", mcpRevision)
+		hr.Header.Set("Mcp-Method", "server/discover")
+		res, err := h.client.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("server/discover: %d", res.StatusCode)
+		}
+	}
+	// Close delivers what the audit trail still queues.
+	if err := h.handler.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	events := h.store.DurableHostEvents(mcpfixtures.Tenant)[before[mcpfixtures.Tenant]:]
+	if len(events) != calls {
+		t.Fatalf("%d records in %s, want %d", len(events), mcpfixtures.Tenant, calls)
+	}
+	for _, ev := range events {
+		var p struct{ Protocol, Outcome, Version string }
+		if err := json.Unmarshal(ev.Payload, &p); err != nil || ev.Type != "negotiation.decided" || p.Protocol != "mcp" || p.Outcome != "accepted" || p.Version != mcpRevision {
+			t.Errorf("record %s %s", ev.Type, ev.Payload)
+		}
+	}
+	for _, tenant := range []string{"acme", "globex"} {
+		if n := len(h.store.DurableHostEvents(tenant)); n != before[tenant] {
+			t.Errorf("%s gained %d records", tenant, n-before[tenant])
 		}
 	}
 }

@@ -275,7 +275,7 @@ func (h hostRewriter) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestMCPDrainEndsListen: a subscriptions/listen stream never goes idle,
-// so the host's drain ends it (mountInterop), as it ends A2A streams.
+// so the host's drain ends it (Host.Drain), as it ends A2A streams.
 func TestMCPDrainEndsListen(t *testing.T) {
 	h := newTestHost(t)
 	body := `{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{"notifications":{},` +

@@ -115,16 +115,16 @@ type server struct {
 // handler is the host's http.Handler and what its Close must release.
 type handler struct {
 	http.Handler
-	interop     *wopinterop.Host
-	conformance *conformanceMount
+	interop *wopinterop.Host
 }
 
-// Close ends the MCP listen streams, stops push delivery and drains the
-// audit records the A2A and MCP surfaces still queue for the store
-// (OpenWOP interop.md §The audit event; RFC 0242 §B). Call it after the HTTP server has drained and before the store is
+// Close ends the MCP listen streams (of /mcp and /mcp-conformance), stops
+// push delivery and drains the audit records the A2A and MCP surfaces
+// still queue for the store (OpenWOP interop.md §The audit event; RFC 0242
+// §B). Call it after the HTTP server has drained and before the store is
 // closed.
 func (h *handler) Close(ctx context.Context) error {
-	return errors.Join(h.conformance.Close(ctx), h.interop.Close(ctx))
+	return h.interop.Close(ctx)
 }
 
 // newHandler builds the host's http.Handler from cfg: the OpenWOP REST
@@ -194,7 +194,7 @@ func newHandler(cfg config) (*handler, error) {
 		return nil, err
 	}
 
-	conformance, err := newConformanceMount(cfg, version, sealKey)
+	conformance, err := conformanceRoute(s.interop, version)
 	if err != nil {
 		_ = s.interop.Close(context.Background())
 		return nil, err
@@ -202,14 +202,10 @@ func newHandler(cfg config) (*handler, error) {
 
 	mux := http.NewServeMux()
 	s.mountREST(mux)
-	s.mountInterop(mux, s.interop)
-	mux.Handle(mcpConformancePath, conformance.srv.Handler())
+	mountInterop(mux, append(s.interop.Routes(), conformance))
 	// The library's surfaces drain themselves, in their protocols' shapes.
-	context.AfterFunc(s.drain, func() {
-		s.interop.Drain()
-		conformance.srv.Drain()
-	})
-	return &handler{Handler: s.logged(mux), interop: s.interop, conformance: conformance}, nil
+	context.AfterFunc(s.drain, s.interop.Drain)
+	return &handler{Handler: s.logged(mux), interop: s.interop}, nil
 }
 
 // mountREST registers the OpenWOP REST subset. Each path also gets a
