@@ -71,19 +71,8 @@ func without(a []any, i int) []any {
 	return append(out, a[i+1:]...)
 }
 
-// allFacets says yes to every facet; facetsExcept to all but the named ones.
+// allFacets says yes to every facet.
 func allFacets(string) bool { return true }
-
-func facetsExcept(off ...string) func(string) bool {
-	return func(f string) bool {
-		for _, o := range off {
-			if f == o {
-				return false
-			}
-		}
-		return true
-	}
-}
 
 // rowErrors returns every *RowError in err (Load joins them).
 func rowErrors(err error) []*RowError {
