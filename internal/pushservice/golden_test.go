@@ -11,7 +11,7 @@ import (
 )
 
 // checkGolden compares a push body with testdata/golden/name; refresh with
-// go test ./push -run Golden -update.
+// go test ./internal/pushservice -run Golden -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden.Check(t, "golden/"+name, got)
