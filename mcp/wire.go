@@ -231,6 +231,7 @@ func (s *Server) reply(x *exchange, res answer, err error) {
 func (s *Server) write(x *exchange, res answer, err error) bool {
 	id := x.call.id
 	if x.sse != nil { // a native tool's progress opened an SSE answer
+		defer x.sse.close()
 		if err != nil {
 			return x.sse.sendError(id, s.wireError(x.call.r.Context(), err))
 		}
@@ -250,7 +251,9 @@ func (s *Server) write(x *exchange, res answer, err error) bool {
 		x.WriteHeader(http.StatusAccepted)
 		return true
 	case res.stream != nil:
-		res.stream(s.openStream(x, x.call.r, id))
+		st := s.openStream(x, id, keepAliveInterval)
+		defer st.close()
+		res.stream(st)
 		return true
 	}
 	body := s.appendResponse(make([]byte, 0, len(res.body)+160), id, res.body)
@@ -270,7 +273,7 @@ func (s *Server) writePanicked(x *exchange) {
 	case !x.begun.Load():
 		writeErrorBody(x, id, errInternal())
 	case x.Header().Get("Content-Type") == contentTypeSSE:
-		s.streamOn(x, x.call.r, nil).sendError(id, errInternal())
+		s.streamOn(x).sendError(id, errInternal())
 	}
 }
 
@@ -327,7 +330,7 @@ type notifier exchange
 func (n *notifier) Notify(method string, params []byte) {
 	x := (*exchange)(n)
 	if x.sse == nil {
-		x.sse = x.s.openStream(x, x.call.r, nil)
+		x.sse = x.s.openStream(x, nil, 0)
 	}
 	x.sse.notify(method, params)
 }
