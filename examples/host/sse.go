@@ -48,7 +48,9 @@ func (s *server) hostEvents(w http.ResponseWriter, r *http.Request, sub interop.
 		WriteTimeout: s.eventWrite,
 		Heartbeat:    s.heartbeat,
 		Comment:      " keep-alive",
-		OnPanic:      func(p any) { s.log.ErrorContext(ctx, "host events keep-alive panicked", "panicType", fmt.Sprintf("%T", p)) },
+		OnPanic: func(p any) {
+			s.log.ErrorContext(ctx, "host events keep-alive panicked", "panicType", fmt.Sprintf("%T", p))
+		},
 	})
 	if !ok {
 		return
