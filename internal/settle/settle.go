@@ -43,10 +43,12 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Run follows run's event log from its LastSequence until an event's
 // status is settled, w.Limit passes or w.Stop ends, then reads the run
-// again and returns it. When the read finds the run no longer settled (it
-// moved on after the event), it follows again, within the same limit. A
-// run already settled, or a wait without time, is returned as given,
-// unread.
+// again and returns it. When the read finds the run not settled although
+// its log grew — it moved on after the settled event, or the store ended
+// the watch early — it follows again from there, within the same limit; a
+// watch that ends without the log growing is not followed again, so a
+// failing store cannot make it spin. A run already settled, or a wait
+// without time, is returned as given, unread.
 //
 // It returns ctx.Err() once ctx ends (the caller went away), and an
 // *Error when the store fails; a watch that ends because the wait's time
@@ -63,17 +65,16 @@ func Run(ctx context.Context, store Store, sub interop.Subject, run interop.Run,
 		}
 		defer context.AfterFunc(w.Stop, cancel)()
 	}
+	settled := w.Settled // the one value the loop body below captures
 	for {
-		reached := false
-		events, err := store.WatchRun(wctx, sub, run.ID, run.LastSequence)
+		after := run.LastSequence
+		events, err := store.WatchRun(wctx, sub, run.ID, after)
 		switch {
 		case err == nil:
+			// The body writes nothing it captures, so following costs no
+			// allocation beyond the iterator's own.
 			for ev, err := range events {
-				if err != nil {
-					break
-				}
-				if w.Settled(ev.Status) {
-					reached = true
+				if err != nil || settled(ev.Status) {
 					break
 				}
 			}
@@ -88,7 +89,7 @@ func Run(ctx context.Context, store Store, sub interop.Subject, run interop.Run,
 			return run, &Error{Op: "GetRun", Err: err}
 		}
 		run = latest
-		if !reached || w.Settled(run.Status) {
+		if w.Settled(run.Status) || wctx.Err() != nil || run.LastSequence <= after {
 			return run, nil
 		}
 	}

@@ -21,7 +21,10 @@ type fakeStore struct {
 	afters   []int64
 	getErr   error
 	watchErr error
-	gets     int
+	// endWith, when set, ends every watch with that error after its
+	// script instead of blocking.
+	endWith error
+	gets    int
 }
 
 func (f *fakeStore) GetRun(ctx context.Context, _ interop.Subject, _ string) (interop.Run, error) {
@@ -54,6 +57,10 @@ func (f *fakeStore) WatchRun(ctx context.Context, _ interop.Subject, _ string, a
 			if !yield(interop.RunEvent{Status: st}, nil) {
 				return
 			}
+		}
+		if f.endWith != nil {
+			yield(interop.RunEvent{}, f.endWith)
+			return
 		}
 		<-ctx.Done()
 		yield(interop.RunEvent{}, ctx.Err())
@@ -95,6 +102,23 @@ func TestRunFollowsAgainWhenTheReadIsNotSettled(t *testing.T) {
 	}
 	if len(f.afters) != 2 || f.afters[1] != 5 {
 		t.Fatalf("watched after %v, want [3 5]", f.afters)
+	}
+}
+
+// A watch the store ends without the run's log growing is not followed
+// again: a failing watch cannot make the wait spin until its limit.
+func TestRunDoesNotSpinOnAFailingWatch(t *testing.T) {
+	f := &fakeStore{endWith: errors.New("watch broke"), reads: []interop.Run{working(3)}}
+	start := time.Now()
+	run, err := Run(t.Context(), f, interop.Subject{}, working(3), Wait{Settled: terminalOrInput, Limit: time.Hour})
+	if err != nil || run.Status != interop.StatusRunning || len(f.afters) != 1 || time.Since(start) > 10*time.Second {
+		t.Fatalf("run %+v, %v after %d watches", run, err, len(f.afters))
+	}
+	// One that ends after the log grew is followed again from there.
+	f = &fakeStore{endWith: errors.New("watch broke"), reads: []interop.Run{working(5), {ID: "r", Status: interop.StatusCompleted, LastSequence: 6}}}
+	run, err = Run(t.Context(), f, interop.Subject{}, working(3), Wait{Settled: terminalOrInput, Limit: time.Hour})
+	if err != nil || run.Status != interop.StatusCompleted || len(f.afters) != 2 || f.afters[1] != 5 {
+		t.Fatalf("run %+v, %v, watched after %v", run, err, f.afters)
 	}
 }
 
