@@ -15,6 +15,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
@@ -146,7 +147,7 @@ func (s *Server) decodeParams(params []byte, sh shape, v any) error {
 	if params == nil {
 		params = []byte("{}")
 	}
-	w := walker{data: params}
+	w := walker{Scanner: jsonbytes.Scanner{Data: params}}
 	if err := w.check(sh); err != nil {
 		return s.errs.memberCaseError(err)
 	}
@@ -172,7 +173,7 @@ func (s *Server) decodeBody(body []byte, sh shape, v any) error {
 	if !json.Valid(body) {
 		return parseError()
 	}
-	if b := trimJSONSpace(body); b[0] != '{' {
+	if b := jsonbytes.TrimSpace(body); b[0] != '{' {
 		return s.errs.invalidParams("", "request body must be a JSON object")
 	}
 	return s.decodeParams(body, sh, v)
@@ -204,9 +205,4 @@ func (s *Server) bindTaskID(raw string, id *wire.TaskID) error {
 	}
 	*id = wire.TaskID(bound)
 	return nil
-}
-
-// trimJSONSpace trims JSON whitespace around a value.
-func trimJSONSpace(b []byte) []byte {
-	return bytes.Trim(b, " \t\r\n")
 }

@@ -10,6 +10,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/admit"
 	"github.com/wopinterop/wopinterop/internal/routing"
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
@@ -63,13 +64,14 @@ func requestedVersion(r *http.Request) string {
 }
 
 // prepare runs the steps every request takes before its method: refuse a
-// request that arrives after Drain, resolve the Subject, decide the version
-// and record the decision, then refuse an unauthenticated caller or an
-// unserved version. The decision is recorded as a host event of the
-// caller's tenant even when the request is then refused; an inbound
-// request never writes to a run's log, so a refused request appends no
-// event (OpenWOP interop.md §The audit event). A panic in the resolver or
-// the auditor is an internal error.
+// request that arrives after Drain, then the admission step
+// (internal/admit): resolve the Subject, decide the version and record the
+// decision, refusing an unauthenticated or forbidden caller (recorded as
+// one refused exchange, for no tenant) or an unserved version (recorded
+// for the caller's tenant). An inbound request never writes to a run's
+// log, so a refused request appends no event (OpenWOP interop.md §The
+// audit event). A decision that cannot be recorded, like a panic in the
+// resolver or the auditor, is an internal error.
 //
 // The call is returned with a refusal too when the SubjectResolver
 // accepted the caller (a version it may not use): a binding may then read
@@ -84,42 +86,44 @@ func (s *Server) prepare(r *http.Request) (c *call, err error) {
 		return nil, unavailable()
 	}
 	ctx := r.Context()
-	sub, authErr := s.cfg.Subjects.ResolveSubject(r)
-	if authErr != nil {
-		sub = interop.Subject{}
+	g := s.admission()
+	requested := requestedVersion(r)
+	sub, err := g.Authenticate(r, requested)
+	if err != nil {
+		return nil, s.admissionRefusal(ctx, err)
 	}
-	peer := negotiate.Peer{
-		Authenticated: authErr == nil && sub.Authenticated,
-		Origin:        r.Header.Get("Origin"),
-	}
-	var d negotiate.Decision
-	if errors.Is(authErr, interop.ErrUnauthenticated) {
-		// Every negotiation is authenticated: a request without a valid
-		// credential is a refused exchange, recorded as such before the
-		// 401 (OpenWOP interop.md §Negotiation is a protocol, §The audit
-		// event).
-		d = s.cfg.Policy.Unauthenticated(requestedVersion(r), peer)
-	} else {
-		d = s.cfg.Policy.Inbound(requestedVersion(r), peer)
-	}
-	if err := s.cfg.Auditor.Record(ctx, d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
-		s.log.WarnContext(ctx, "a2a: negotiation record failed", "error", err)
-		return nil, internalError()
-	}
-	switch {
-	case errors.Is(authErr, interop.ErrUnauthenticated):
-		return nil, unauthenticated()
-	case errors.Is(authErr, interop.ErrForbidden):
-		return nil, forbidden()
-	case authErr != nil:
-		s.log.ErrorContext(ctx, "a2a: subject resolver failed", "error", authErr)
-		return nil, internalError()
+	d, err := g.Negotiate(ctx, requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")}, admit.ScopeOf(sub))
+	if err != nil {
+		return nil, s.admissionRefusal(ctx, err)
 	}
 	c = &call{subject: sub, version: d.Version, trace: tracecontext.FromHeaders(r.Header)}
 	if !d.Accepted() {
 		return c, s.errs.versionNotSupported(strings.Join(d.Supported, ","))
 	}
 	return c, nil
+}
+
+// admission is the server's admission step (internal/admit). An anonymous
+// Subject is admitted: what it may do is each operation's to decide.
+func (s *Server) admission() admit.Gate {
+	return admit.Gate{Subjects: s.cfg.Subjects, Policy: s.cfg.Policy, Auditor: s.cfg.Auditor, AllowAnonymous: true}
+}
+
+// admissionRefusal is the binding-independent answer to a refusal of the
+// admission step: 401, 403, or — for a decision that could not be
+// recorded and for a resolver fault — the internal error, logged.
+func (s *Server) admissionRefusal(ctx context.Context, err error) *Error {
+	switch {
+	case admit.IsAuditFailure(err):
+		s.log.WarnContext(ctx, "a2a: negotiation record failed", "error", err)
+		return internalError()
+	case errors.Is(err, interop.ErrUnauthenticated):
+		return unauthenticated()
+	case errors.Is(err, interop.ErrForbidden):
+		return forbidden()
+	}
+	s.log.ErrorContext(ctx, "a2a: subject resolver failed", "error", err)
+	return internalError()
 }
 
 // withAgent resolves a per-agent routing value for c where the value

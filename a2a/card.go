@@ -19,6 +19,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/admit"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -280,19 +281,16 @@ func (h *cardHandler) decide(r *http.Request) (d negotiate.Decision, err error) 
 		}
 		sub = interop.Subject{}
 	}
-	d = s.cfg.Policy.Inbound(requestedVersion(r), negotiate.Peer{
-		Authenticated: sub.Authenticated,
-		Origin:        r.Header.Get("Origin"),
-	})
 	// An anonymous card fetch is recorded without a tenant (OpenWOP RFC 0242 §B.4),
 	// even when the resolver placed the anonymous caller in one.
 	scope := negotiate.Scope{}
 	if sub.Authenticated {
-		scope = negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}
+		scope = admit.ScopeOf(sub)
 	}
-	if err := s.cfg.Auditor.Record(ctx, d, scope); err != nil {
-		s.log.WarnContext(ctx, "a2a: negotiation record failed", "error", err)
-		return d, internalError()
+	g := s.admission()
+	d, err = g.Negotiate(ctx, requestedVersion(r), negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")}, scope)
+	if err != nil {
+		return d, s.admissionRefusal(ctx, err)
 	}
 	return d, nil
 }

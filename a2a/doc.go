@@ -30,16 +30,20 @@
 // encodes; what both need lives apart (body.go, eventstream.go,
 // errordetail.go, status.go).
 //
-// A binding first has prepare (call.go) resolve the
-// Subject, decide the version with the negotiate policy and hand the
-// negotiation.decided record to the auditor as a host event of the
-// caller's tenant — an inbound request never writes to a run's log, so a
-// refused request appends no event — and only then reads (see Hostile
-// input and faults) and strictly decodes the request. A request refused
-// for a missing or invalid credential is recorded as refused, reason
-// unauthenticated (with the A2A-Version it named, when well formed), for no
-// tenant, before the 401; an accepted authenticated request records reason
-// ok. invoke (operations.go) gates every method once: a row whose
+// A binding first has prepare (call.go) take the admission step shared
+// with the MCP mount (internal/admit): resolve the Subject, decide the
+// version with the negotiate policy and hand the negotiation.decided
+// record to the auditor as a host event of the caller's tenant — an
+// inbound request never writes to a run's log, so a refused request
+// appends no event — and only then reads (see Hostile input and faults)
+// and strictly decodes the request. A caller the SubjectResolver does not
+// accept (a missing or invalid credential, a forbidden one, a resolver
+// fault) is recorded as refused, reason unauthenticated (with the
+// A2A-Version it named, when well formed), for no tenant, before the 401,
+// 403 or 500; an accepted authenticated request records reason ok. A
+// decision the auditor cannot record fails the request with the internal
+// error, refusals included: the policy negotiate.AuditorOptions.Synchronous
+// documents. invoke (operations.go) gates every method once: a row whose
 // `requires` facet is off is refused with the row's error (OpenWOP
 // interop.md §The operation mappings; interop map, a2a.operations). The
 // binding then decodes the request; the operation reads the routing value
@@ -166,7 +170,8 @@
 // Operations return *Error values built from the interop map's error table
 // (errors.go; OpenWOP interop map, a2a.errors). Each binding turns them
 // into wire bytes in exactly one function (appendRPCError,
-// jsonrpc_codec.go; appendStatus, status.go) around one encoding of the
+// jsonrpc_codec.go, around the JSON-RPC envelope of the codec shared with
+// the MCP mount, internal/jsonrpc; appendStatus, status.go) around one encoding of the
 // details (errordetail.go; the ErrorInfo type URL is a2a-go's
 // errordetails.ErrorInfoType): JSON-RPC errors carry data as an array with one
 // google.rpc.ErrorInfo (OpenWOP RFC 0211 §A), HTTP+JSON errors are google.rpc.Status (OpenWOP RFC 0211 §B),
@@ -213,9 +218,14 @@
 // Content-Length a client declares, within Options.MaxBodyBytes (413) and
 // Options.BodyTimeout (default 30 s; HTTP 408, JSON-RPC -32600, HTTP+JSON
 // DEADLINE_EXCEEDED); a buffer grown past httpbody.MaxPooled is not pooled
-// again. Streams outlive the http.Server's timeouts: each event and
-// heartbeat write has its own deadline, Options.StreamWriteTimeout (default
-// 30 s), which replaces WriteTimeout and cuts a client that stops reading.
+// again. Streams are written by the SSE writer shared with the MCP mount
+// and the example host (internal/eventstream) and outlive the
+// http.Server's timeouts: each event and heartbeat write has its own
+// deadline, Options.StreamWriteTimeout (default 30 s), which replaces
+// WriteTimeout and cuts a client that stops reading; a keep-alive comment
+// follows 15 s of idleness, written by a timer, not a goroutine per
+// stream. A blocking SendMessage waits through internal/settle, saying
+// what settled means for A2A: terminal or interrupted.
 //
 // A JSON-RPC batch holds at most Options.MaxBatch requests (default 32;
 // a bigger one is refused whole, -32600 with ErrorInfo metadata

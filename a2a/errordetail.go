@@ -16,10 +16,11 @@ package a2a
 import (
 	"maps"
 	"slices"
-	"unicode/utf8"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/errordetails"
+
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 )
 
 // badRequestType is the type URL of google.rpc.BadRequest, which a2a-go's
@@ -60,51 +61,7 @@ func appendBadRequest(dst []byte, field, description string) []byte {
 	return append(dst, `}]}`...)
 }
 
-// appendJSONString appends s as a JSON string, escaping as encoding/json
-// does (control characters, quote, backslash, <, >, &, U+2028, U+2029) and
-// replacing invalid UTF-8 with U+FFFD.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			dst = appendASCII(dst, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendASCII appends one ASCII byte of a JSON string, escaped as
-// encoding/json escapes it.
-func appendASCII(dst []byte, c byte) []byte {
-	switch {
-	case c == '"' || c == '\\':
-		return append(dst, '\\', c)
-	case c == '\n':
-		return append(dst, '\\', 'n')
-	case c == '\r':
-		return append(dst, '\\', 'r')
-	case c == '\t':
-		return append(dst, '\\', 't')
-	case c == '\b':
-		return append(dst, '\\', 'b')
-	case c == '\f':
-		return append(dst, '\\', 'f')
-	case c < 0x20 || c == '<' || c == '>' || c == '&':
-		return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-	}
-	return append(dst, c)
-}
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// (json.Marshal, HTML escaping included) writes it: every string of A2A's
+// hand-written bytes, so that they match what a2a-go encodes.
+func appendJSONString(dst []byte, s string) []byte { return jsonbytes.AppendString(dst, s, true) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/internal/interopmap"
+	"github.com/wopinterop/wopinterop/internal/jsonrpc"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -109,13 +110,14 @@ func hostCodes(status int) (grpc string, code int) {
 	return grpc, codeServerError
 }
 
-// JSON-RPC codes outside the interop map's A2A error table.
+// JSON-RPC codes outside the interop map's A2A error table: the standard
+// ones (JSON-RPC 2.0 §5.1, internal/jsonrpc) and a2a-go's.
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternal       = -32603
+	codeParseError     = jsonrpc.CodeParseError
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+	codeMethodNotFound = jsonrpc.CodeMethodNotFound
+	codeInvalidParams  = jsonrpc.CodeInvalidParams
+	codeInternal       = jsonrpc.CodeInternalError
 	// codeUnauthenticated and codeForbidden follow a2a-go, whose client maps
 	// them to its ErrUnauthenticated and ErrUnauthorized.
 	codeUnauthenticated = -31401

@@ -2,7 +2,10 @@ package a2a
 
 // Answering a streaming method, for both bindings: the operation's events
 // as a text/event-stream (A2A 1.0.1 §9.4.2; OpenWOP interop map,
-// a2a.operations), each encoded by the binding. The stream starts with the
+// a2a.operations), each encoded by the binding and written as an unnamed
+// "data:" event through the shared writer (internal/eventstream): A2A
+// streams need no event names and no ids, since a client re-attaches with
+// SubscribeToTask rather than Last-Event-ID. The stream starts with the
 // first event, so a refusal before it is a plain error response of the
 // binding; an error after it is the stream's last event, a panic in the
 // sequence included (safeEvents). It ends when the sequence does or the
@@ -14,9 +17,17 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/internal/eventstream"
 )
+
+// sseHeartbeat is how long a stream may be idle before a keep-alive
+// comment: short enough for common proxy idle timeouts (30–60 s), long
+// enough to cost nothing.
+const sseHeartbeat = 15 * time.Second
 
 // eventFrames is a binding's encoding of an event stream.
 type eventFrames interface {
@@ -31,7 +42,7 @@ type eventFrames interface {
 // writeEvents answers a streaming method with the events of seq, encoded
 // by frames. where names the binding's stream in logs.
 func (s *Server) writeEvents(ctx context.Context, w http.ResponseWriter, where, method string, seq iter.Seq2[wire.Event, error], frames eventFrames) {
-	var sw *sseWriter
+	var sw *eventstream.Writer
 	fail := func(err error) {
 		if ctx.Err() != nil {
 			return // the client is gone; nobody reads an answer
@@ -41,7 +52,7 @@ func (s *Server) writeEvents(ctx context.Context, w http.ResponseWriter, where, 
 			frames.refuse(w, e)
 			return
 		}
-		_ = sw.data(frames.failure(e))
+		_ = sw.Data(frames.failure(e))
 	}
 	for ev, err := range s.safeEvents(ctx, where, method, seq) {
 		if err == nil && ev == nil {
@@ -58,15 +69,18 @@ func (s *Server) writeEvents(ctx context.Context, w http.ResponseWriter, where, 
 		}
 		if sw == nil {
 			var ok bool
-			if sw, ok = newSSE(w, s.cfg.StreamWriteTimeout); !ok {
+			if sw, ok = eventstream.Open(w, eventstream.Options{
+				WriteTimeout: s.cfg.StreamWriteTimeout,
+				Heartbeat:    sseHeartbeat,
+				OnPanic:      func(p any) { s.logPanic(ctx, where+" heartbeat", method, p) },
+			}); !ok {
 				s.log.ErrorContext(ctx, "a2a: the ResponseWriter cannot flush; streaming is impossible", "method", method)
 				frames.refuse(w, internalError())
 				return
 			}
-			stop := sw.heartbeat(sseHeartbeat, func(p any) { s.logPanic(ctx, where+" heartbeat", method, p) })
-			defer stop()
+			defer sw.Close()
 		}
-		if sw.data(frame) != nil {
+		if sw.Data(frame) != nil {
 			return // the client is gone; leaving the loop stops the sequence
 		}
 	}

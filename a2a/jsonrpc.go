@@ -43,6 +43,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 )
 
 // JSONRPC returns the handler of the JSON-RPC 2.0 interface. Mount it at
@@ -153,7 +154,7 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeRPC(tw, rpcStatus(e, true), appendRPCError(b.out.AvailableBuffer(), nil, e))
 		return
 	}
-	body := trimJSONSpace(b.body.Bytes())
+	body := jsonbytes.TrimSpace(b.body.Bytes())
 	if !json.Valid(body) {
 		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, parseError()))
 		return

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/jsonrpc"
 )
 
 // batchItem is one element of a batch on its way to its answer.
@@ -33,9 +35,9 @@ type batchItem struct {
 // the HTTP request.
 func (h *rpcHandler) serveBatch(w http.ResponseWriter, r *http.Request, b *buffers, raw []byte, c *call, refusal *Error) {
 	s := h.s
-	elems, err := splitArray(raw, s.cfg.MaxBatch)
+	elems, err := jsonrpc.SplitBatch(raw, s.cfg.MaxBatch)
 	switch {
-	case errors.Is(err, errBatchTooLarge):
+	case errors.Is(err, jsonrpc.ErrBatchTooLarge):
 		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, batchTooLarge(s.cfg.MaxBatch)))
 		return
 	case err != nil || len(elems) == 0:
@@ -139,35 +141,4 @@ func (h *rpcHandler) answerContained(ctx context.Context, c *call, q *rpcRequest
 		}
 	}()
 	h.answer(ctx, c, q, b)
-}
-
-// errBatchTooLarge reports an array of more elements than allowed.
-var errBatchTooLarge = errors.New("a2a: batch too large")
-
-// splitArray returns the raw elements of a JSON array (raw is valid JSON
-// starting with '['), or errBatchTooLarge as soon as it finds more than
-// max of them.
-func splitArray(raw []byte, max int) ([][]byte, error) {
-	w := walker{data: raw, pos: 1}
-	w.space()
-	if w.pos < len(raw) && raw[w.pos] == ']' {
-		return nil, nil
-	}
-	var elems [][]byte
-	for {
-		if len(elems) == max {
-			return nil, errBatchTooLarge
-		}
-		w.space()
-		start := w.pos
-		if err := w.skip(); err != nil {
-			return nil, err
-		}
-		elems = append(elems, raw[start:w.pos])
-		w.space()
-		if w.pos >= len(raw) || raw[w.pos] != ',' {
-			return elems, nil
-		}
-		w.pos++
-	}
 }

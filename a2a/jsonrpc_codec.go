@@ -1,9 +1,9 @@
 package a2a
 
-// JSON-RPC response bytes. The envelope is written by hand so that a
-// result is encoded once, in place, and an error needs no encoder at all.
+// JSON-RPC response bytes: the envelope is the shared codec's
+// (internal/jsonrpc), the error data A2A's own.
 
-import "strconv"
+import "github.com/wopinterop/wopinterop/internal/jsonrpc"
 
 // appendRPCError is the one function that turns an error into JSON-RPC
 // wire bytes, for single responses, batch elements and stream frames alike
@@ -16,16 +16,7 @@ import "strconv"
 // (errordetail.go). An error without reason or field has no data. The
 // message is the *Error's fixed text, never an error chain.
 func appendRPCError(dst []byte, id []byte, e *Error) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	if id == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, id...)
-	}
-	dst = append(dst, `,"error":{"code":`...)
-	dst = strconv.AppendInt(dst, int64(e.Code), 10)
-	dst = append(dst, `,"message":`...)
-	dst = appendJSONString(dst, e.Message)
+	dst = jsonrpc.AppendErrorStart(dst, id, jsonrpc.NullID, e.Code, e.Message, true)
 	switch {
 	case e.Field != "" && e.Code == codeInvalidParams:
 		dst = append(dst, `,"data":[`...)
@@ -34,16 +25,15 @@ func appendRPCError(dst []byte, id []byte, e *Error) []byte {
 		dst = append(dst, `,"data":[`...)
 		dst = append(appendErrorInfo(dst, e), ']')
 	}
-	return append(dst, `}}`...)
+	return jsonrpc.AppendErrorEnd(dst)
 }
 
 // appendRPCResult writes a success response around the encoded result into
 // b.out, wrapped as its row says.
 func appendRPCResult(b *buffers, id []byte, kind resultKind, value any) error {
 	out := &b.out
-	out.WriteString(`{"jsonrpc":"2.0","id":`)
-	out.Write(id)
-	out.WriteString(`,"result":`)
+	out.Grow(len(`{"jsonrpc":"2.0","id":,"result":`) + len(id))
+	out.Write(jsonrpc.AppendResultStart(out.AvailableBuffer(), id))
 	if kind == resultEmpty {
 		out.WriteString(`{}}`)
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -146,7 +147,7 @@ func outputArtifact(run *interop.Run) (a interop.Artifact, ok bool) {
 	if run.Status != interop.StatusCompleted || len(run.Artifacts) > 0 {
 		return interop.Artifact{}, false
 	}
-	out := trimJSONSpace(run.Output)
+	out := jsonbytes.TrimSpace(run.Output)
 	if len(out) == 0 || string(out) == "null" {
 		return interop.Artifact{}, false
 	}

@@ -16,6 +16,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 )
 
 // HTTPJSON returns the handler of the HTTP+JSON interface
@@ -210,7 +211,7 @@ func (in *restInput) readBody(v any, optional bool) error {
 		return e
 	}
 	body := in.body.Bytes()
-	if optional && len(trimJSONSpace(body)) == 0 {
+	if optional && len(jsonbytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	return in.s.decodeBody(body, in.route.op.shape, v)

@@ -18,6 +18,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/settle"
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
@@ -134,38 +135,20 @@ func (s *Server) sendTarget(ctx context.Context, c *call, req *wire.SendMessageR
 // terminal, or interrupted (INPUT_REQUIRED and AUTH_REQUIRED; OpenWOP interop map, a2a.operations).
 func settled(st interop.RunStatus) bool { return st.Terminal() || st.Suspended() }
 
-// awaitSettled follows the run's log from the write's sequence until it
-// settles, BlockTimeout passes (or the call's waitUntil, the deadline of
-// its batch) or the server drains, then reads the run as it is. A call
-// whose waitUntil has passed answers the run as the write left it.
+// awaitSettled waits (internal/settle) until the run settles, BlockTimeout
+// passes (or the call's waitUntil, the deadline of its batch) or the
+// server drains, then answers the run as it is. A call whose waitUntil
+// has passed answers the run as the write left it.
 func (s *Server) awaitSettled(ctx context.Context, c *call, run interop.Run) (interop.Run, error) {
-	timeout := s.cfg.BlockTimeout
+	limit := s.cfg.BlockTimeout
 	if !c.waitUntil.IsZero() {
-		if timeout = min(timeout, time.Until(c.waitUntil)); timeout <= 0 {
-			return run, nil
-		}
+		limit = min(limit, time.Until(c.waitUntil))
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	defer context.AfterFunc(s.drain, cancel)()
-	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
-	if err == nil {
-		for ev, err := range events {
-			if err != nil || settled(ev.Status) {
-				break
-			}
-		}
-	} else if wctx.Err() == nil {
-		return interop.Run{}, s.taskRefusal(ctx, "WatchRun", err)
+	run, err := settle.Run(ctx, s.cfg.Store, c.subject, run, settle.Wait{Settled: settled, Limit: limit, Stop: s.drain})
+	if se, ok := errors.AsType[*settle.Error](err); ok {
+		return interop.Run{}, s.taskRefusal(ctx, se.Op, se.Err)
 	}
-	if err := ctx.Err(); err != nil {
-		return interop.Run{}, err // the caller went away
-	}
-	latest, err := s.cfg.Store.GetRun(ctx, c.subject, run.ID)
-	if err != nil {
-		return interop.Run{}, s.taskRefusal(ctx, "GetRun", err)
-	}
-	return latest, nil
+	return run, err
 }
 
 // checkSend validates a SendMessage request before anything is read or

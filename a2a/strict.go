@@ -17,16 +17,16 @@ package a2a
 // a2a-go decodes "data" into an any, which would turn every number into a
 // float64 and every object into a map.
 //
-// The walker reads bytes in place: it allocates only for a key written with
-// escapes, and it never recurses into a subtree it skips, so a deeply nested
-// opaque value costs no stack.
+// The walker reads bytes in place (internal/jsonbytes): it allocates only
+// for a key written with escapes, and it never recurses into a subtree it
+// skips, so a deeply nested opaque value costs no stack.
 
 import (
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 )
 
 // shape names an object (or an array of objects) the binding decodes, so
@@ -148,7 +148,7 @@ func (sh shape) foldMatch(name string) (string, bool) {
 
 // errMalformedJSON is returned by the walker for input that is not JSON.
 // The binding validates bodies first, so it only reaches fuzz tests.
-var errMalformedJSON = errors.New("a2a: malformed JSON")
+var errMalformedJSON = jsonbytes.ErrMalformed
 
 // caseMismatch reports a member whose name differs from a known one only in
 // case. Field is the canonical path of that member ("message.parts[0].text").
@@ -166,18 +166,18 @@ func (e *caseMismatch) Error() string {
 // Duplicate members are not refused: encoding/json keeps the last one, and
 // so does the binding.
 func checkMemberCase(data []byte, sh shape) error {
-	w := walker{data: data}
+	w := walker{Scanner: jsonbytes.Scanner{Data: data}}
 	return w.check(sh)
 }
 
-// check walks w.data as a value of shape sh: checkMemberCase, keeping the
+// check walks w.Data as a value of shape sh: checkMemberCase, keeping the
 // data spans in w.spans.
 func (w *walker) check(sh shape) error {
 	if err := w.value(sh); err != nil {
 		return err
 	}
-	w.space()
-	if w.pos != len(w.data) {
+	w.Space()
+	if w.Pos != len(w.Data) {
 		return errMalformedJSON
 	}
 	return nil
@@ -199,8 +199,7 @@ const maxPathDepth = 8
 // current member is a fixed array rather than linked steps, so walking
 // costs no allocation: it is rendered only for a refusal.
 type walker struct {
-	data  []byte
-	pos   int
+	jsonbytes.Scanner
 	path  [maxPathDepth]pathStep
 	depth int
 	// spans are the message parts' "data" values in the order read (a
@@ -247,52 +246,41 @@ func (w *walker) render(last string) string {
 	return b.String()
 }
 
-func (w *walker) space() {
-	for w.pos < len(w.data) {
-		switch w.data[w.pos] {
-		case ' ', '\t', '\n', '\r':
-			w.pos++
-		default:
-			return
-		}
-	}
-}
-
 // value reads one value of shape sh at the current position.
 func (w *walker) value(sh shape) error {
-	w.space()
-	if w.pos >= len(w.data) {
+	w.Space()
+	if w.Pos >= len(w.Data) {
 		return errMalformedJSON
 	}
 	switch {
 	case sh == shapeSkip:
-		return w.skip()
+		return w.Skip()
 	case sh == shapeData:
-		start := w.pos
-		if err := w.skip(); err != nil {
+		start := w.Pos
+		if err := w.Skip(); err != nil {
 			return err
 		}
 		// The path is message, parts[i], data: the part index is one step
 		// up.
 		if w.depth >= 2 && w.depth <= maxPathDepth {
-			w.spans = append(w.spans, dataSpan{part: w.path[w.depth-2].index, raw: w.data[start:w.pos]})
+			w.spans = append(w.spans, dataSpan{part: w.path[w.depth-2].index, raw: w.Data[start:w.Pos]})
 		}
 		return nil
-	case sh == shapeParts && w.data[w.pos] == '[':
+	case sh == shapeParts && w.Data[w.Pos] == '[':
 		return w.array(shapePart)
-	case sh != shapeParts && w.data[w.pos] == '{':
+	case sh != shapeParts && w.Data[w.Pos] == '{':
 		return w.object(sh)
 	}
 	// A value of the wrong JSON type: encoding/json reports it when
 	// decoding; there are no member names in it to check.
-	return w.skip()
+	return w.Skip()
 }
 
 func (w *walker) array(elem shape) error {
-	w.pos++ // '['
-	w.space()
-	if w.pos < len(w.data) && w.data[w.pos] == ']' {
-		w.pos++
+	w.Pos++ // '['
+	w.Space()
+	if w.Pos < len(w.Data) && w.Data[w.Pos] == ']' {
+		w.Pos++
 		return nil
 	}
 	for i := 0; ; i++ {
@@ -302,35 +290,35 @@ func (w *walker) array(elem shape) error {
 		if err != nil {
 			return err
 		}
-		if done, err := w.separator(']'); done || err != nil {
+		if done, err := w.Separator(']'); done || err != nil {
 			return err
 		}
 	}
 }
 
 func (w *walker) object(sh shape) error {
-	w.pos++ // '{'
-	w.space()
-	if w.pos < len(w.data) && w.data[w.pos] == '}' {
-		w.pos++
+	w.Pos++ // '{'
+	w.Space()
+	if w.Pos < len(w.Data) && w.Data[w.Pos] == '}' {
+		w.Pos++
 		return nil
 	}
 	for {
-		w.space()
-		raw, escaped, err := w.str()
+		w.Space()
+		raw, escaped, err := w.String()
 		if err != nil {
 			return err
 		}
-		w.space()
-		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
+		w.Space()
+		if w.Pos >= len(w.Data) || w.Data[w.Pos] != ':' {
 			return errMalformedJSON
 		}
-		w.pos++
+		w.Pos++
 		// The key is compared in place; only a key written with escapes
 		// is decoded (and allocated).
 		var name string
 		if escaped {
-			if name, err = keyName(raw, true); err != nil {
+			if name, err = jsonbytes.Unquote(raw, true); err != nil {
 				return err
 			}
 		}
@@ -362,127 +350,10 @@ func (w *walker) object(sh shape) error {
 		if err != nil {
 			return err
 		}
-		if done, err := w.separator('}'); done || err != nil {
+		if done, err := w.Separator('}'); done || err != nil {
 			return err
 		}
 	}
-}
-
-// separator consumes what follows an array element or object member: a
-// ',' (more to come) or the closing byte (done).
-func (w *walker) separator(closing byte) (done bool, err error) {
-	w.space()
-	if w.pos >= len(w.data) {
-		return false, errMalformedJSON
-	}
-	switch w.data[w.pos] {
-	case ',':
-		w.pos++
-		return false, nil
-	case closing:
-		w.pos++
-		return true, nil
-	}
-	return false, errMalformedJSON
-}
-
-// keyName returns a JSON string's raw contents as encoding/json would read
-// them. Without escapes that is the raw bytes (invalid UTF-8 cannot fold
-// onto an ASCII member name either way); with escapes they are decoded.
-func keyName(raw []byte, escaped bool) (string, error) {
-	if !escaped {
-		return string(raw), nil
-	}
-	quoted := make([]byte, 0, len(raw)+2)
-	quoted = append(quoted, '"')
-	quoted = append(quoted, raw...)
-	quoted = append(quoted, '"')
-	var s string
-	if err := json.Unmarshal(quoted, &s); err != nil {
-		return "", errMalformedJSON
-	}
-	return s, nil
-}
-
-// str reads a string token and returns its raw contents (between the
-// quotes) and whether it holds escapes.
-func (w *walker) str() ([]byte, bool, error) {
-	if w.pos >= len(w.data) || w.data[w.pos] != '"' {
-		return nil, false, errMalformedJSON
-	}
-	start := w.pos + 1
-	escaped := false
-	for i := start; i < len(w.data); i++ {
-		switch c := w.data[i]; {
-		case c == '\\':
-			escaped = true
-			i++ // the escaped byte never ends the string
-		case c == '"':
-			w.pos = i + 1
-			return w.data[start:i], escaped, nil
-		case c < 0x20:
-			return nil, false, errMalformedJSON
-		}
-	}
-	return nil, false, errMalformedJSON
-}
-
-// skip passes over one value of any type without recursion: nesting is
-// tracked with a counter, strings with str.
-func (w *walker) skip() error {
-	depth := 0
-	for {
-		w.space()
-		if w.pos >= len(w.data) {
-			return errMalformedJSON
-		}
-		switch c := w.data[w.pos]; c {
-		case '{', '[':
-			depth++
-			w.pos++
-			continue
-		case '}', ']':
-			if depth == 0 {
-				return errMalformedJSON
-			}
-			depth--
-			w.pos++
-		case '"':
-			if _, _, err := w.str(); err != nil {
-				return err
-			}
-		case ',', ':':
-			if depth == 0 {
-				return errMalformedJSON
-			}
-			w.pos++
-			continue
-		default:
-			if !w.literal() {
-				return errMalformedJSON
-			}
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
-}
-
-// literal passes over a number, true, false or null. Its exact grammar is
-// encoding/json's to check; the walker only needs its end.
-func (w *walker) literal() bool {
-	start := w.pos
-	for w.pos < len(w.data) {
-		c := w.data[w.pos]
-		if c == ',' || c == '}' || c == ']' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '{' || c == '[' {
-			break
-		}
-		if c >= utf8.RuneSelf {
-			return false
-		}
-		w.pos++
-	}
-	return w.pos > start
 }
 
 // memberCaseError turns a walker result into the binding's refusal: a

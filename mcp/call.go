@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/settle"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
@@ -171,46 +172,15 @@ func settled(st interop.RunStatus) bool {
 	return st.Terminal() || st == interop.StatusWaitingApproval || st == interop.StatusWaitingInput
 }
 
-// settle waits up to limit for run to settle and returns its latest state.
-// It ends early when ctx ends or the server drains; either way the state
-// returned is read after the wait.
+// settle waits up to limit for run to settle (internal/settle) and
+// returns its latest state. It ends early when ctx ends or the server
+// drains; either way the state returned is read after the wait.
 func (s *Server) settle(ctx context.Context, sub interop.Subject, run interop.Run, limit time.Duration) (interop.Run, error) {
-	if settled(run.Status) || limit <= 0 {
-		return run, nil
+	run, err := settle.Run(ctx, s.deps.Store, sub, run, settle.Wait{Settled: settled, Limit: limit, Stop: s.drain})
+	if se, ok := errors.AsType[*settle.Error](err); ok {
+		return run, se.Err
 	}
-	wctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	if s.draining() {
-		cancel()
-	}
-	defer context.AfterFunc(s.drain, cancel)()
-	for !settled(run.Status) {
-		reached := false
-		events, err := s.deps.Store.WatchRun(wctx, sub, run.ID, run.LastSequence)
-		switch {
-		case err == nil:
-			for ev, err := range events {
-				if err != nil {
-					break
-				}
-				if settled(ev.Status) {
-					reached = true
-					break
-				}
-			}
-		case wctx.Err() == nil:
-			return run, err
-		}
-		latest, err := s.deps.Store.GetRun(context.WithoutCancel(ctx), sub, run.ID)
-		if err != nil {
-			return run, err
-		}
-		run = latest
-		if !reached {
-			break
-		}
-	}
-	return run, nil
+	return run, err
 }
 
 // outcome encodes the answer for run's state (OpenWOP interop map, mcp.methods and mcp.mrtr; RFC 0198 §B).

@@ -59,11 +59,15 @@
 // guard.go lists the guard's steps and their answers: POST only; the
 // loopback Host check against DNS rebinding and the Origin allowlist
 // (403);
-// authentication (401 with WWW-Authenticate, 403) before any work (OpenWOP interop map, mcp.authorization);
+// authentication (401 with WWW-Authenticate, 403) before any work (OpenWOP interop map, mcp.authorization),
+// through the admission step shared with the A2A bindings (internal/admit),
+// which records every refusal and fails a request whose decision cannot be
+// recorded with 500 -32603, as negotiate.AuditorOptions.Synchronous documents;
 // the body read through internal/httpbody — at most MaxBodyBytes (413),
 // arriving within BodyTimeout (408), memory growing with the bytes that
 // arrive rather than the length declared; one JSON-RPC message per POST,
-// member names matched exactly, batches refused; unknown and removed methods 404 -32601 (OpenWOP interop map, mcp.methods and mcp.headers);
+// read in place by the JSON-RPC codec shared with the A2A bindings
+// (internal/jsonrpc), member names matched exactly, batches refused; unknown and removed methods 404 -32601 (OpenWOP interop map, mcp.methods and mcp.headers);
 // Mcp-Method, Mcp-Name (name or taskId, Base64 sentinel decoded) and
 // MCP-Protocol-Version agreeing with the body, else 400 -32020, before
 // version selection (OpenWOP interop map, mcp.headers; MCP 2026-07-28 streamable HTTP §Server Validation); the negotiate policy, whose decision is
@@ -166,13 +170,19 @@
 // # Streams and time limits
 //
 // subscriptions/listen and a native tool call with progress answer with
-// SSE. A stream lives as long as it has something to say: the body was
-// read in full, so no read deadline applies (an http.Server ReadTimeout
-// bounds only the body, and openStream lifts any deadline again), and
-// each message gets its own write deadline, StreamWriteTimeout, which
-// replaces the server's WriteTimeout for the stream and cuts a client
-// that stops reading as a disconnect would. Over HTTP/2 that deadline is
-// cleared between messages, since it would reset an idle stream.
+// SSE, written by the writer shared with the A2A bindings
+// (internal/eventstream). A stream lives as long as it has something to
+// say: the body was read in full, so no read deadline applies (an
+// http.Server ReadTimeout bounds only the body, and the writer lifts any
+// deadline again when the stream opens), and each message gets its own
+// write deadline, StreamWriteTimeout, which replaces the server's
+// WriteTimeout for the stream and cuts a client that stops reading as a
+// disconnect would. The deadline is cleared between messages, since over
+// HTTP/2 it would reset an idle stream and over HTTP/1.1 it would outlive
+// the stream on the connection. An idle listen stream gets a keep-alive
+// comment after 25 s, written by a timer, not a goroutine per stream.
+// tools/call waits for its run through internal/settle, saying what
+// settled means for MCP: terminal, or asking the caller for input.
 //
 // # Panics (recover.go)
 //

@@ -41,6 +41,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wopinterop/wopinterop/internal/admit"
 	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
@@ -181,35 +182,35 @@ func (s *Server) serve(x *exchange) (answer, error) {
 	return op(s, r.Context(), c)
 }
 
-// authenticate resolves the Subject. A refusal is answered here, after
-// the exchange is recorded as one refused negotiation.decided, reason
-// "unauthenticated", naming the revision of the MCP-Protocol-Version
-// header as requested (OpenWOP interop §The audit event: every outcome is
-// recorded, a refusal included). That holds for all three refusals: no
-// credential (401), a valid credential the resolver forbids (403) and a
-// resolver fault (500). In none of them did an authenticated peer take
-// part, and the record's reason enum has no "forbidden"; the version was
-// never what decided. The record carries no tenant: the resolver vouched
-// for none, so it is kept but delivered to no subscriber.
+// authenticate resolves the Subject through the admission step
+// (internal/admit). A refusal is answered here, after the exchange is
+// recorded as one refused negotiation.decided, reason "unauthenticated",
+// naming the revision of the MCP-Protocol-Version header as requested
+// (OpenWOP interop §The audit event: every outcome is recorded, a refusal
+// included): no credential (401), a valid credential the resolver forbids
+// (403) and a resolver fault (500). The record carries no tenant: the
+// resolver vouched for none, so it is kept but delivered to no
+// subscriber. A record that fails is a server error (500 -32603), as for
+// every request (internal/admit).
 func (s *Server) authenticate(r *http.Request) (interop.Subject, error) {
-	sub, err := s.deps.Subjects.ResolveSubject(r)
-	if err == nil && (sub.Authenticated || s.opts.AllowAnonymous) {
-		return sub, nil
-	}
-	if err == nil {
-		err = interop.ErrUnauthenticated
-	}
-	d := s.deps.Policy.Unauthenticated(strings.TrimSpace(r.Header.Get(headerProtocolVersion)), negotiate.Peer{Origin: r.Header.Get("Origin")})
-	if rerr := s.deps.Auditor.Record(r.Context(), d, negotiate.Scope{}); rerr != nil {
-		s.log.WarnContext(r.Context(), "mcp: negotiation record failed", "error", rerr)
-	}
+	g := s.admission()
+	sub, err := g.Authenticate(r, strings.TrimSpace(r.Header.Get(headerProtocolVersion)))
 	switch {
+	case err == nil:
+		return sub, nil
+	case admit.IsAuditFailure(err):
+		return interop.Subject{}, err // a server error (wireError)
 	case errors.Is(err, interop.ErrUnauthenticated):
 		return interop.Subject{}, errUnauthenticated
 	case errors.Is(err, interop.ErrForbidden):
 		return interop.Subject{}, errForbidden
 	}
 	return interop.Subject{}, err
+}
+
+// admission is the mount's admission step (internal/admit).
+func (s *Server) admission() admit.Gate {
+	return admit.Gate{Subjects: s.deps.Subjects, Policy: s.deps.Policy, Auditor: s.deps.Auditor, AllowAnonymous: s.opts.AllowAnonymous}
 }
 
 // Refusals of a body (guard step 4) beside errBodyTooLarge.
@@ -268,8 +269,9 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 			return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
 		}
 	}
-	d := s.deps.Policy.Inbound(requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")})
-	if err := s.deps.Auditor.Record(r.Context(), d, negotiate.Scope{Tenant: sub.Tenant, Workspace: sub.Workspace}); err != nil {
+	g := s.admission()
+	d, err := g.Negotiate(r.Context(), requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")}, admit.ScopeOf(sub))
+	if err != nil {
 		return err
 	}
 	if requested == "" {

@@ -18,17 +18,12 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/wopinterop/wopinterop/internal/readgate"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
-
-// keepAliveInterval spaces the SSE comments that keep an idle listen
-// stream from being closed by intermediaries.
-const keepAliveInterval = 25 * time.Second
 
 // listenTask is one acknowledged task of a stream.
 type listenTask struct {
@@ -124,8 +119,6 @@ func (s *Server) follow(ctx context.Context, c *call, st *stream, tasks []*liste
 		default:
 		}
 	}
-	keepAlive := time.NewTicker(keepAliveInterval)
-	defer keepAlive.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -136,10 +129,6 @@ func (s *Server) follow(ctx context.Context, c *call, st *stream, tasks []*liste
 		case <-s.drain.Done():
 			st.cancelled(c.id, "The server is shutting down.")
 			return
-		case <-keepAlive.C:
-			if !st.comment() {
-				return
-			}
 		case <-wake:
 			finished := true
 			for _, t := range tasks {

@@ -20,7 +20,6 @@ package mcp
 // written through its flight.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,17 +28,19 @@ import (
 	"sync/atomic"
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
+	"github.com/wopinterop/wopinterop/internal/jsonrpc"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // JSON-RPC and MCP error codes the mount produces.
 const (
-	codeParseError        = -32700
-	codeInvalidRequest    = -32600
-	codeMethodNotFound    = -32601
-	codeInvalidParams     = -32602
-	codeInternalError     = -32603
+	codeParseError        = jsonrpc.CodeParseError
+	codeInvalidRequest    = jsonrpc.CodeInvalidRequest
+	codeMethodNotFound    = jsonrpc.CodeMethodNotFound
+	codeInvalidParams     = jsonrpc.CodeInvalidParams
+	codeInternalError     = jsonrpc.CodeInternalError
 	codeHeaderMismatch    = -32020
 	codeMissingCapability = -32021
 	codeUnsupportedVer    = -32022
@@ -230,6 +231,7 @@ func (s *Server) reply(x *exchange, res answer, err error) {
 func (s *Server) write(x *exchange, res answer, err error) bool {
 	id := x.call.id
 	if x.sse != nil { // a native tool's progress opened an SSE answer
+		defer x.sse.close()
 		if err != nil {
 			return x.sse.sendError(id, s.wireError(x.call.r.Context(), err))
 		}
@@ -249,7 +251,9 @@ func (s *Server) write(x *exchange, res answer, err error) bool {
 		x.WriteHeader(http.StatusAccepted)
 		return true
 	case res.stream != nil:
-		res.stream(s.openStream(x, x.call.r, id))
+		st := s.openStream(x, id, keepAliveInterval)
+		defer st.close()
+		res.stream(st)
 		return true
 	}
 	body := s.appendResponse(make([]byte, 0, len(res.body)+160), id, res.body)
@@ -269,7 +273,7 @@ func (s *Server) writePanicked(x *exchange) {
 	case !x.begun.Load():
 		writeErrorBody(x, id, errInternal())
 	case x.Header().Get("Content-Type") == contentTypeSSE:
-		s.streamOn(x, x.call.r, nil).sendError(id, errInternal())
+		s.streamOn(x).sendError(id, errInternal())
 	}
 }
 
@@ -326,7 +330,7 @@ type notifier exchange
 func (n *notifier) Notify(method string, params []byte) {
 	x := (*exchange)(n)
 	if x.sse == nil {
-		x.sse = x.s.openStream(x, x.call.r, nil)
+		x.sse = x.s.openStream(x, nil, 0)
 	}
 	x.sse.notify(method, params)
 }
@@ -344,11 +348,13 @@ type rpcMessage struct {
 func (m *rpcMessage) notification() bool { return m.id == nil }
 
 // decodeMessage reads body as exactly one JSON-RPC 2.0 request or
-// notification. Every refusal is an *Error; once the id is known it is
-// returned with the error so the answer can echo it.
+// notification through the shared codec (internal/jsonrpc) under MCP's
+// rules: ids are never null, batches are refused. Every refusal is an
+// *Error; once the id is known it is returned with the error so the
+// answer can echo it.
 func decodeMessage(body []byte) (rpcMessage, *Error) {
 	var msg rpcMessage
-	body = bytes.TrimLeft(body, " \t\r\n")
+	body = jsonbytes.TrimSpace(body)
 	if !json.Valid(body) {
 		return msg, newError(codeParseError, "Parse error: the body is not JSON")
 	}
@@ -359,28 +365,24 @@ func decodeMessage(body []byte) (rpcMessage, *Error) {
 	default:
 		return msg, newError(codeInvalidRequest, "Invalid request: the body must be a JSON-RPC object")
 	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(body, &env); err != nil {
-		return msg, newError(codeParseError, "Parse error: the body is not JSON")
-	}
-	if raw, ok := env["id"]; ok {
-		if !validID(raw) {
-			return msg, newError(codeInvalidRequest, "Invalid request: id must be a string or a number")
-		}
-		msg.id = raw
-	}
-	if v, ok := env["jsonrpc"]; !ok || string(v) != `"2.0"` {
+	q, problem := jsonrpc.Parse(body, jsonrpc.Rules{})
+	msg.id = q.ID
+	switch problem {
+	case jsonrpc.OK:
+	case jsonrpc.NotJSON:
+		return rpcMessage{}, newError(codeParseError, "Parse error: the body is not JSON")
+	case jsonrpc.BadID:
+		return msg, newError(codeInvalidRequest, "Invalid request: id must be a string or a number")
+	case jsonrpc.BadVersion:
 		return msg, newError(codeInvalidRequest, `Invalid request: jsonrpc must be "2.0"`)
-	}
-	rawMethod, ok := env["method"]
-	if !ok || json.Unmarshal(rawMethod, &msg.method) != nil || rawMethod[0] != '"' {
+	case jsonrpc.BadMethod:
 		return msg, newError(codeInvalidRequest, "Invalid request: method must be a string")
+	default:
+		return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
 	}
-	if p, ok := env["params"]; ok && string(p) != "null" {
-		if p[0] != '{' {
-			return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
-		}
-		if err := json.Unmarshal(p, &msg.params); err != nil {
+	msg.method = q.MethodName()
+	if q.Params != nil {
+		if err := json.Unmarshal(q.Params, &msg.params); err != nil {
 			return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
 		}
 	}
@@ -389,25 +391,12 @@ func decodeMessage(body []byte) (rpcMessage, *Error) {
 
 // validID reports whether raw is a JSON string or number. MCP ids are
 // never null.
-func validID(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	switch c := raw[0]; {
-	case c == '"':
-		return true
-	case c == '-' || '0' <= c && c <= '9':
-		return true
-	}
-	return false
-}
+func validID(raw json.RawMessage) bool { return jsonrpc.ValidID(raw, false) }
 
 // appendResponse appends one JSON-RPC result response: the result object
 // gets the server's _meta (serverInfo) spliced in as its first member.
 func (s *Server) appendResponse(dst []byte, id json.RawMessage, result []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"result":`...)
+	dst = jsonrpc.AppendResultStart(dst, id)
 	dst = append(dst, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
 	dst = append(dst, s.serverInfo...)
 	dst = append(dst, '}')
@@ -422,31 +411,18 @@ func (s *Server) appendResponse(dst []byte, id json.RawMessage, result []byte) [
 // appendError appends one JSON-RPC error response. id nil omits the id
 // member (MCP allows an error response without one when the id is unknown).
 func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0",`...)
-	if id != nil {
-		dst = append(dst, `"id":`...)
-		dst = append(dst, id...)
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"error":{"code":`...)
-	dst = strconv.AppendInt(dst, int64(e.Code), 10)
-	dst = append(dst, `,"message":`...)
-	dst = mount.AppendString(dst, e.Message)
+	dst = jsonrpc.AppendErrorStart(dst, id, jsonrpc.OmitID, e.Code, e.Message, false)
 	if e.Data != nil {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, e.Data...)
 	}
-	return append(dst, "}}"...)
+	return jsonrpc.AppendErrorEnd(dst)
 }
 
 // appendNotification appends one JSON-RPC notification with params, an
 // encoded JSON object.
 func appendNotification(dst []byte, method string, params []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
-	dst = mount.AppendString(dst, method)
-	dst = append(dst, `,"params":`...)
-	dst = append(dst, params...)
-	return append(dst, '}')
+	return jsonrpc.AppendNotification(dst, method, params, false)
 }
 
 // writeJSON writes one application/json body.

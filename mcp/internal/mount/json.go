@@ -3,6 +3,8 @@ package mount
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 )
 
 // Marshal encodes v as compact JSON without HTML escaping: results carry
@@ -19,7 +21,4 @@ func Marshal(v any) ([]byte, error) {
 }
 
 // AppendString appends s as a JSON string, unescaped as Marshal leaves it.
-func AppendString(dst []byte, s string) []byte {
-	b, _ := Marshal(s) // a string always encodes
-	return append(dst, b...)
-}
+func AppendString(dst []byte, s string) []byte { return jsonbytes.AppendString(dst, s, false) }
