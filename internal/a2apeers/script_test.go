@@ -274,24 +274,46 @@ func testScript(t *testing.T, p *Peer, binding wire.TransportProtocol) {
 	})
 }
 
-// post sends body as a JSON-RPC request to url and returns the response
-// with its body read.
+// post sends body as a JSON-RPC request with A2A-Version 1.0 to url and
+// returns the response with its body read.
 func post(t *testing.T, url, body string) (*http.Response, string) {
+	t.Helper()
+	return postVersion(t, url, "1.0", body)
+}
+
+// postVersion is post with the given A2A-Version ("" sends none).
+func postVersion(t *testing.T, url, version, body string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(callCtx(t), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
+	if version != "" {
+		req.Header.Set("A2A-Version", version)
+	}
+	return do(t, req)
+}
+
+func get(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(callCtx(t), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, req)
+}
+
+func do(t *testing.T, req *http.Request) (*http.Response, string) {
+	t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		t.Fatalf("read %s: %v", url, err)
+		t.Fatalf("read %s: %v", req.URL, err)
 	}
 	return res, strings.TrimSpace(string(b))
 }
