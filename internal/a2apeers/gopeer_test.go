@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
@@ -26,6 +27,13 @@ func TestGoPeerScript(t *testing.T) {
 // reports, with both interfaces at protocolVersion 1.0 and the tenant.
 func TestGoPeerCard(t *testing.T) {
 	p := StartGo(t, Script{Tenant: "acme"})
+	if diff := cmp.Diff(DefaultSkills(), p.Card.Skills); diff != "" {
+		t.Fatalf("skills (-want +got):\n%s", diff)
+	}
+	custom := []wire.AgentSkill{{ID: "summarise", Name: "Summarise", Description: "Summarises a text.", Tags: []string{"text"}}}
+	if got := StartGo(t, Script{Skills: custom}).Card.Skills; !cmp.Equal(custom, got) {
+		t.Fatalf("Script.Skills %v gave %v", custom, got)
+	}
 	got, err := agentcard.NewResolver(http.DefaultClient).Resolve(t.Context(), p.URL)
 	if err != nil {
 		t.Fatalf("Resolve: %v", err)
@@ -180,4 +188,31 @@ func TestGoPeerStopsHeldTasks(t *testing.T) {
 		}
 	})
 	goleak.VerifyNone(t, before)
+}
+
+// TestGoPeerQuirks pins the stock a2a-go server behaviours the package
+// documentation promises a client will meet (research a2a-go.md §13).
+func TestGoPeerQuirks(t *testing.T) {
+	p := StartGo(t, Script{})
+	c := newClient(t, p, wire.TransportProtocolJSONRPC)
+	ctx := callCtx(t)
+
+	working := startTask(ctx, t, c, "slow:1m")
+	followUp := &wire.SendMessageRequest{Message: wire.NewMessageForTask(wire.MessageRoleUser, working, wire.NewTextPart("more"))}
+	if _, err := c.SendMessage(ctx, followUp); !errors.Is(err, wire.ErrInternalError) {
+		t.Fatalf("a message to a working task: %v, want -32603", err)
+	}
+
+	waiting := sendTask(ctx, t, c, sendText(AskInput))
+	for _, err := range c.SubscribeToTask(ctx, &wire.SubscribeToTaskRequest{ID: waiting.ID}) {
+		if !errors.Is(err, wire.ErrTaskNotFound) {
+			t.Fatalf("subscribe to an input-required task: %v, want TaskNotFound", err)
+		}
+		break
+	}
+
+	res, body := postVersion(t, p.URL+JSONRPCPath, "0.1", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+string(waiting.ID)+`"}}`)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `"TASK_STATE_INPUT_REQUIRED"`) {
+		t.Fatalf("A2A-Version 0.1: %d %s, want the task (a2a-go checks no version)", res.StatusCode, body)
+	}
 }

@@ -18,15 +18,20 @@ func TestNodePeerScript(t *testing.T) {
 }
 
 // TestNodePeerCard: the SDK serves an A2A 1.0 card with one JSON-RPC
-// interface at protocolVersion 1.0, naming the recording proxy.
+// interface at protocolVersion 1.0, naming the recording proxy, and the
+// Script's skills.
 func TestNodePeerCard(t *testing.T) {
-	p := StartNode(t, Script{Tenant: "acme"})
+	skills := []wire.AgentSkill{
+		{ID: "summarise", Name: "Summarise", Description: "Summarises a text.", Tags: []string{"text"}},
+		{ID: "translate", Name: "Translate", Description: "Translates a text.", Tags: []string{"text"}, InputModes: []string{"text/plain"}},
+	}
+	p := StartNode(t, Script{Tenant: "acme", Skills: skills})
 	want := []*wire.AgentInterface{{URL: p.URL + JSONRPCPath, ProtocolBinding: wire.TransportProtocolJSONRPC, ProtocolVersion: "1.0", Tenant: "acme"}}
 	if diff := cmp.Diff(want, p.Card.SupportedInterfaces); diff != "" {
 		t.Fatalf("supportedInterfaces (-want +got):\n%s", diff)
 	}
-	if len(p.Card.Skills) != 1 || p.Card.Skills[0].ID != "scripted" || !p.Card.Capabilities.Streaming {
-		t.Fatalf("card %+v: want the scripted skill and streaming", p.Card)
+	if diff := cmp.Diff(skills, p.Card.Skills); diff != "" || !p.Card.Capabilities.Streaming {
+		t.Fatalf("skills (-want +got):\n%s\nstreaming %v", diff, p.Card.Capabilities.Streaming)
 	}
 	res, body := get(t, p.CardURL)
 	if res.StatusCode != http.StatusOK || body != string(p.CardJSON) {
