@@ -48,7 +48,9 @@
 // agents do:
 //   - a2a-go (StartGo) does not check A2A-Version; SubscribeToTask on a task
 //     with no live execution (input-required, terminal) answers
-//     TaskNotFound; a message to a task still working answers -32603.
+//     TaskNotFound, though for a moment after an interrupt or a cancel it
+//     may still show the task; a message to a task still working answers
+//     -32603.
 //   - @a2a-js/sdk (StartNode) refuses an A2A-Version its card does not list
 //     (absent means 0.3) with -32009, whose ErrorInfo has no
 //     supportedVersions; serves JSON-RPC only (its HTTP+JSON adapter needs

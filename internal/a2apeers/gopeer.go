@@ -18,10 +18,10 @@ import (
 // StartGo starts a scripted a2a-go agent: a2asrv's default request handler
 // over an AgentExecutor that runs the command each message names, served
 // over JSON-RPC (JSONRPCPath) and HTTP+JSON (RESTPath), streaming on, with
-// an A2A 1.0 card at CardPath. It behaves as a stock a2a-go server does,
-// known defects included (see /shared/research/a2a-go.md §13): it does not
-// check A2A-Version, and SubscribeToTask on a task with no live execution
-// (input-required, terminal) answers TaskNotFound.
+// an A2A 1.0 card at CardPath. It behaves as a stock a2a-go v2.4.0 server
+// does, defects included: it does not check A2A-Version (A2A 1.0 §3.6.2),
+// and SubscribeToTask on a task with no live execution (input-required,
+// terminal) answers TaskNotFound.
 func StartGo(t testing.TB, s Script) *Peer {
 	t.Helper()
 	agent := &scriptedAgent{stop: make(chan struct{}), commands: map[wire.TaskID]string{}}

@@ -47,7 +47,7 @@ func TestMalformedWire(t *testing.T) {
 }
 
 // TestMalformedStockClient documents what a2a-go v2.4.0's stock client
-// makes of each mode (research a2a-go.md §8): a body it cannot read is an
+// makes of each mode: a body it cannot read is an
 // untyped error (not InvalidAgentResponse) whose text may carry the peer's
 // bytes; a task missing required fields and an oversized body are
 // accepted; a legacy data object or a non-200 body loses the error's code;
