@@ -278,3 +278,26 @@ func TestCardsUnsignedWithoutSigner(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExtendedCard is GetExtendedAgentCard over HTTP+JSON, without
+// and with a CardSigner: what a signed card costs per request once its
+// version is signed (encoding the card and hashing it to find the
+// signature).
+func BenchmarkExtendedCard(b *testing.B) {
+	s, _ := testCardSigner(b)
+	for name, opt := range map[string]restEnvOption{
+		"unsigned": func(c *testConfig) { c.ExtendedCard = true },
+		"signed":   withCardSigner(s),
+	} {
+		b.Run(name, func(b *testing.B) {
+			e := newRESTEnv(b, opt)
+			c := restCall{method: http.MethodGet, path: "/extendedAgentCard", key: "key-acme"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := e.do(b, c); res.status != http.StatusOK {
+					b.Fatalf("HTTP %d", res.status)
+				}
+			}
+		})
+	}
+}

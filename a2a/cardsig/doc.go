@@ -48,7 +48,9 @@
 // Default values are omitted exactly as the reference SDKs (a2a-python,
 // a2a-js) omit them, so their signatures verify here and ours there:
 // empty strings, arrays and objects and nulls anywhere, and false in the
-// schema's two plain proto3 booleans (see [Canonicalize]). Where those
+// schema's two plain proto3 booleans (see [Canonicalize]). A member with
+// a default value is therefore absent to the signature, whatever its
+// name: adding "iconUrl": "" to a signed card changes nothing it says. Where those
 // SDKs go further the two differ on purpose: they drop members the A2A
 // 1.0 schema does not name before signing, which this package keeps, so a
 // card whose signature covers less than the card is refused. They also
