@@ -145,7 +145,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	var signer a2a.CardSigner // nil unless a key was given: a nil *cardsig.Signer would not be
+	// An interface holding a nil *cardsig.Signer is not nil: set it only
+	// when a key was given.
+	var signer a2a.CardSigner
 	if cardSigner != nil {
 		signer = cardSigner
 		logger.Info("agent cards are signed", "kid", cardSigner.KeyID(), "alg", cardSigner.Algorithm())
