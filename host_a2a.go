@@ -77,6 +77,9 @@ type A2AConfig struct {
 	// schemes must describe exactly what Config.Subjects enforces
 	// (OpenWOP interop map, a2a.card).
 	Card a2a.CardConfig
+	// CardSigner, when set, signs every card served: public, extended and
+	// per-agent (A2A 1.0 §8.4; a2a/cardsig's Signer is one).
+	CardSigner a2a.CardSigner
 	// Routed are the workflows the interfaces route: one skill each on the
 	// public card (OpenWOP interop map, a2a.card). At least one.
 	Routed []interop.Workflow
@@ -196,6 +199,7 @@ func (p *a2aPlan) options(cfg *Config) a2a.Options {
 		DurableTasks:       c.DurableTasks,
 		AgentCardURL:       p.origin + p.cardPath,
 		Card:               card,
+		CardSigner:         c.CardSigner,
 		SelectWorkflow:     c.SelectWorkflow,
 		ExtendedCard:       c.ExtendedCard,
 		BlockTimeout:       c.BlockTimeout,

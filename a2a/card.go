@@ -170,7 +170,11 @@ func encodeCard(card *wire.AgentCard) (*encodedCard, error) {
 // shape, so today the entries share their content; keying them by version
 // keeps selection honest: a version that is not offered has no card.
 func (s *Server) publicCards() (map[string]*encodedCard, error) {
-	enc, err := encodeCard(s.publicCard())
+	card := s.publicCard()
+	if err := s.signCard(context.Background(), card); err != nil {
+		return nil, err
+	}
+	enc, err := encodeCard(card)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +215,8 @@ func (s *Server) AgentCard() http.Handler {
 	cards, err := s.publicCards()
 	if err != nil {
 		// Only a host-supplied value (a security scheme of an unknown
-		// type) can fail to encode; say so once and answer 500.
+		// type, the card signer) can fail here; say so once and answer
+		// 500.
 		s.log.Error("a2a: the agent card cannot be encoded", "error", err)
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			s.writeStatusError(w, internalError())
@@ -329,7 +334,11 @@ func (s *Server) getExtendedAgentCard(ctx context.Context, c *call, req *wire.Ge
 		return nil, neverMinted(err, s.errs.extendedCardNotConfigured())
 	}
 	if c.agent != nil {
-		return s.agentCard(ctx, c)
+		card, err := s.agentCard(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return s.signed(ctx, card)
 	}
 	if !s.cfg.ExtendedCard {
 		return nil, s.errs.extendedCardNotConfigured()
@@ -344,7 +353,7 @@ func (s *Server) getExtendedAgentCard(ctx context.Context, c *call, req *wire.Ge
 			card.Skills = append(card.Skills, skill(w))
 		}
 	}
-	return card, nil
+	return s.signed(ctx, card)
 }
 
 // agentCard is the per-agent card of c.agent (OpenWOP RFC 0202 §C). It carries

@@ -75,6 +75,11 @@ type Options struct {
 	// Card is what the public card says about the host beyond what the
 	// server derives (interfaces, capabilities, skills).
 	Card CardConfig
+	// CardSigner, when set, signs every card served — the public card,
+	// the extended card, per-agent cards — over exactly what is served
+	// (A2A 1.0 §8.4): each card version is signed once and its signature
+	// kept. Nil: cards are served unsigned.
+	CardSigner CardSigner
 
 	// SelectWorkflow picks the workflow for a new task when more than one
 	// is a candidate: the routed workflows, or through a per-agent routing
@@ -192,6 +197,9 @@ type Server struct {
 	// push serves the push-config rows and delivers pushes; nil while
 	// push is off.
 	push *pushservice.Service
+	// cardSigs signs the cards served (cardsign.go); nil without
+	// Options.CardSigner.
+	cardSigs *cardSignatures
 	// drain ends when Drain is called (drain.go).
 	drain      context.Context
 	startDrain context.CancelFunc
@@ -211,6 +219,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	cfg := config{Deps: deps, Options: opts.withDefaults()}
 	s := &Server{cfg: cfg, m: (*interopmap.Map)(deps.Map), errs: errs, log: cfg.Logger, now: cfg.Now}
 	s.served = opts.Served()
+	s.cardSigs = newCardSignatures(cfg.CardSigner)
 	s.drain, s.startDrain = context.WithCancel(context.Background())
 	s.initJudging()
 	if cfg.Push != nil {

@@ -257,4 +257,8 @@
 // SubjectResolver enforces (OpenWOP interop map, a2a.card). Per-agent
 // cards are served through GetExtendedAgentCard with the agent's routing
 // value as tenant (OpenWOP RFC 0202 §B, §C, §D.6, §D.9; interop.md §Per-agent cards).
+// With Options.CardSigner every one of these cards carries a signature
+// (cardsign.go; A2A 1.0 §8.4): a JWS over the card's canonical form,
+// which the binding's encoding leaves unchanged, signed once per card
+// version; package a2a/cardsig signs and verifies them.
 package a2a

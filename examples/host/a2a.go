@@ -25,8 +25,9 @@ const bearerScheme = "bearer"
 // a2aConfig is the demo's A2A section: A2A 1.0 over the store, with
 // streaming, durable tasks, push notifications, the extended card and
 // per-agent cards, routing exactly the conformance-approval fixture (the
-// OpenWOP suite requires the interface to route that one skill).
-func a2aConfig(version string, guard *push.Guard) *wopinterop.A2AConfig {
+// OpenWOP suite requires the interface to route that one skill). signer,
+// when not nil, signs every card served (-card-signing-key).
+func a2aConfig(version string, guard *push.Guard, signer a2a.CardSigner) *wopinterop.A2AConfig {
 	return &wopinterop.A2AConfig{
 		Path:         a2aPath,
 		CardPath:     a2aCardPath,
@@ -48,6 +49,7 @@ func a2aConfig(version string, guard *push.Guard) *wopinterop.A2AConfig {
 			},
 			SecurityRequirements: wire.SecurityRequirementsOptions{{bearerScheme: {}}},
 		},
-		Routed: []interop.Workflow{fixture(memstore.FixtureApproval)},
+		CardSigner: signer,
+		Routed:     []interop.Workflow{fixture(memstore.FixtureApproval)},
 	}
 }

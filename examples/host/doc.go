@@ -13,6 +13,7 @@
 //	go run ./examples/host -routing-secret "$(openssl rand -hex 32)"
 //	go run ./examples/host -seal-key "$(openssl rand -hex 32)"
 //	go run ./examples/host -push-allow http://127.0.0.1:9999
+//	go run ./examples/host -card-signing-key card-key.pem
 //	go run ./examples/host -log-level debug
 //	go run ./examples/host -run-retention 1h -host-event-max-age 6h
 //	go run ./examples/host -body-timeout 10s
@@ -39,6 +40,14 @@
 // loopback or private address: local push receivers. Every other push
 // destination must be https to a public address (the push package's
 // egress guard). The card advertises pushNotifications either way.
+//
+// -card-signing-key names a file holding a private key — a JWK, or PEM
+// (PKCS #8, SEC 1 or PKCS #1; e.g. openssl genpkey -algorithm ed25519) —
+// that signs every A2A agent card served: the public card, the extended
+// card and the per-agent cards (A2A 1.0 §8.4; package a2a/cardsig). The
+// signatures' kid is the JWK's, else the key's RFC 7638 thumbprint; both
+// it and the algorithm are logged at start, and a verifier trusts the
+// public half under that kid. Without it the cards are unsigned.
 //
 // -log-level (debug, info, warn, error; default info) filters the log on
 // stderr (log/slog text). At info every request writes one line: the HTTP

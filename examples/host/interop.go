@@ -51,7 +51,7 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 			Status: facets.StatusStable, Since: protocolVersion,
 			ManifestRuntime: &facets.ManifestRuntime{InstallScope: facets.InstallScopeTenant},
 		},
-		A2A: withBodyTimeout(a2aConfig(version, guard), cfg.BodyTimeout),
+		A2A: withBodyTimeout(a2aConfig(version, guard, cfg.CardSigner), cfg.BodyTimeout),
 		MCP: withMCPBodyTimeout(withInterruptPages(mcpConfig(version, sealKey), links{base: base}), cfg.BodyTimeout),
 	})
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wopinterop/wopinterop/a2a"
+	"github.com/wopinterop/wopinterop/a2a/cardsig"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
 )
@@ -76,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	runRetention := fs.Duration("run-retention", defaultRunRetention, "how long a finished run is kept after it ended (0 keeps every run); then it reads as unknown and its idempotency key is free")
 	hostEventAge := fs.Duration("host-event-max-age", defaultHostEventMaxAge, "how long a durable host event (negotiation.decided records) is kept for GET /host/events resumption (0: only the 10,000 newest per tenant bound it)")
 	levelSpec := fs.String("log-level", "info", "log `level`: debug, info, warn or error (one line per request at info, faults at error)")
+	cardKeyFile := fs.String("card-signing-key", "", "`file` holding a private key (a JWK, or PEM) that signs every A2A agent card served; its kid is the JWK's, else the key's RFC 7638 thumbprint (default: cards are unsigned)")
 	seams := fs.Bool("conformance-seams", false, "TEST ONLY: serve the OpenWOP conformance seams (POST "+mintPath+"). "+
 		"It lets any holder of a key mint more keys for its tenant, keys that outlive a change of -keys until restart: never enable it where real users or data are")
 	if err := fs.Parse(args); err != nil {
@@ -113,6 +116,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 			return exitUsage
 		}
 	}
+	var cardSigner *cardsig.Signer
+	if *cardKeyFile != "" {
+		if cardSigner, err = loadCardSigner(*cardKeyFile); err != nil {
+			fmt.Fprintf(stderr, "host: invalid -card-signing-key: %v\n", err)
+			return exitUsage
+		}
+	}
 	pushAllow, err := parsePushAllow(*pushAllowSpec)
 	if err != nil {
 		fmt.Fprintf(stderr, "host: invalid -push-allow: %v\n", err)
@@ -135,6 +145,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// An interface holding a nil *cardsig.Signer is not nil: set it only
+	// when a key was given.
+	var signer a2a.CardSigner
+	if cardSigner != nil {
+		signer = cardSigner
+		logger.Info("agent cards are signed", "kid", cardSigner.KeyID(), "alg", cardSigner.Algorithm())
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -160,6 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	handler, err := newHandler(config{
 		Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
 		SealKey: sealKey, PushAllow: pushAllow, Seams: *seams, Minter: auth, BodyTimeout: *bodyTimeout,
+		CardSigner: signer,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -229,4 +247,15 @@ func parsePushAllow(spec string) ([]string, error) {
 		return nil, err
 	}
 	return origins, nil
+}
+
+// loadCardSigner reads -card-signing-key: a private JWK (its kid is the
+// signatures') or a PEM private key (kid: its RFC 7638 thumbprint).
+// Errors name the file, never its contents.
+func loadCardSigner(path string) (*cardsig.Signer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return cardsig.ParseSigner(data, cardsig.SignerOptions{})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop"
+	"github.com/wopinterop/wopinterop/a2a"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -82,6 +83,9 @@ type config struct {
 	// Minter mints the credentials of the mint seam; the demo's bearer
 	// keys. Used only with Seams.
 	Minter credentialMinter
+	// CardSigner signs every A2A agent card served (-card-signing-key).
+	// Default: cards are unsigned.
+	CardSigner a2a.CardSigner
 }
 
 const (
