@@ -37,8 +37,8 @@
 // -push-allow lists exact origins (scheme://host:port, comma-separated)
 // that A2A push deliveries may reach although they are plain http or on a
 // loopback or private address: local push receivers. Every other push
-// destination must be https to a public address (the push package's
-// egress guard). The card advertises pushNotifications either way.
+// destination must be https to a public address (the library's egress
+// guard, package egress). The card advertises pushNotifications either way.
 //
 // -log-level (debug, info, warn, error; default info) filters the log on
 // stderr (log/slog text). At info every request writes one line: the HTTP

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop/memstore"
-	"github.com/wopinterop/wopinterop/push"
 )
 
 // Exit codes.
@@ -225,7 +225,7 @@ func parsePushAllow(spec string) ([]string, error) {
 			origins = append(origins, o)
 		}
 	}
-	if _, err := push.NewGuard(push.GuardOptions{AllowOrigins: origins}); err != nil {
+	if _, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: origins}); err != nil {
 		return nil, err
 	}
 	return origins, nil
