@@ -58,9 +58,8 @@ type Deps struct {
 
 // Default timeouts of [Options].
 const (
-	DefaultCardTimeout           = 10 * time.Second
-	DefaultRequestTimeout        = 60 * time.Second
-	DefaultResponseHeaderTimeout = 30 * time.Second
+	DefaultCardTimeout    = 10 * time.Second
+	DefaultRequestTimeout = 3 * time.Minute
 )
 
 // Options tune a [Client]; the zero value takes the documented defaults.
@@ -77,12 +76,12 @@ type Options struct {
 	// CardTimeout bounds one card fetch (default 10s).
 	CardTimeout time.Duration
 	// RequestTimeout bounds one unary call to an agent — SendMessage,
-	// GetTask, CancelTask — unless its context ends sooner (default 60s).
-	// Streams are bounded by their context alone.
+	// GetTask, CancelTask — unless its context ends sooner (default 3
+	// minutes, a2aclient's own). A blocking SendMessage answers only when
+	// the task settles, so a delegation that may run longer sends with
+	// returnImmediately or streams. Streams are bounded by their context
+	// alone.
 	RequestTimeout time.Duration
-	// ResponseHeaderTimeout bounds the wait for a response's headers,
-	// streams included (default 30s).
-	ResponseHeaderTimeout time.Duration
 	// TLS configures https connections to agents (e.g. RootCAs of a
 	// private CA); nil means the system roots.
 	TLS *tls.Config
@@ -121,7 +120,7 @@ func New(deps Deps, opts Options) (*Client, error) {
 	if deps.Guard == nil {
 		problems = append(problems, errors.New("Deps.Guard is required"))
 	}
-	if opts.CardTimeout < 0 || opts.RequestTimeout < 0 || opts.ResponseHeaderTimeout < 0 {
+	if opts.CardTimeout < 0 || opts.RequestTimeout < 0 {
 		problems = append(problems, errors.New("Options: timeouts must not be negative"))
 	}
 	c := &Client{
@@ -159,12 +158,7 @@ func New(deps Deps, opts Options) (*Client, error) {
 	}
 	c.opts.CardTimeout = orDefault(c.opts.CardTimeout, DefaultCardTimeout)
 	c.opts.RequestTimeout = orDefault(c.opts.RequestTimeout, DefaultRequestTimeout)
-	c.opts.ResponseHeaderTimeout = orDefault(c.opts.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
-	c.http = c.guard.NewClient(egress.ClientOptions{
-		TLS:                   opts.TLS,
-		ResponseHeaderTimeout: c.opts.ResponseHeaderTimeout,
-		RefuseRedirects:       true,
-	})
+	c.http = c.guard.NewClient(egress.ClientOptions{TLS: opts.TLS, RefuseRedirects: true})
 	return c, nil
 }
 

@@ -44,6 +44,12 @@ import (
 // A failed step returns its error; [ProjectError] turns any of them into
 // the OpenWOP error the host renders.
 func (c *Client) Connect(ctx context.Context, runID, alias string) (*Conn, error) {
+	if runID == "" {
+		// The record of an outbound negotiation belongs on a run's log
+		// (OpenWOP interop.md §The audit event); without a run it would reach
+		// no one.
+		return nil, errors.New("delegate: Connect needs the id of the run the exchange belongs to")
+	}
 	a, ok := c.Admission(alias)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAgent, alias)

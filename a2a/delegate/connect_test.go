@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -497,4 +499,39 @@ func mcpPolicy(t *testing.T) *negotiate.Policy {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func TestConnectNeedsARun(t *testing.T) {
+	a := newAgent(t)
+	a.serveCard(t, testCard(a))
+	f := newFixture(t, a)
+	if _, err := f.client.Connect(context.Background(), "", "summarizer"); err == nil {
+		t.Fatal("connected for no run")
+	}
+	if len(a.all()) != 0 || len(f.sink.hostEvents()) != 0 {
+		t.Fatal("a connection for no run reached the network or the sink")
+	}
+}
+
+// TestCardMemoryFollowsBytes: a card server that announces a gigabyte and
+// sends a few bytes costs a few bytes, not what it announced.
+func TestCardMemoryFollowsBytes(t *testing.T) {
+	a := newAgent(t)
+	a.setCard(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(1<<30))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"name":"Summarizer",`))
+	})
+	f := newFixture(t, a, withLimits(Limits{MaxCardBytes: 2 << 30}))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := f.client.Connect(context.Background(), runID, "summarizer")
+	runtime.ReadMemStats(&after)
+	var ce *CardError
+	if !errors.As(err, &ce) {
+		t.Fatalf("%v, want a *CardError for the cut body", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Fatalf("fetching a %d-byte body allocated %d bytes", 21, grew)
+	}
 }

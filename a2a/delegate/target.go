@@ -25,12 +25,12 @@ type target struct {
 	timeout    time.Duration // one unary call
 }
 
-// passedParams are the service parameters a caller may add to a request
+// passedParam is the one service parameter a caller may add to a request
 // (through a2aclient.AttachServiceParams): A2A-Extensions, which activates
 // extensions (A2A 1.0 §3.2.6). Everything else a request carries is the
 // connection's own — the version, the credential — and no caller can
 // replace it.
-var passedParams = [...]string{wire.SvcParamExtensions}
+const passedParam = wire.SvcParamExtensions
 
 // setHeaders writes the headers of one request: the negotiated
 // A2A-Version (A2A 1.0 §3.6.1; never a version below the floor, since it
@@ -38,10 +38,8 @@ var passedParams = [...]string{wire.SvcParamExtensions}
 // parameters a caller may pass.
 func (p *target) setHeaders(ctx context.Context, h http.Header, params a2aclient.ServiceParams) error {
 	h.Set(wire.SvcParamVersion, p.version)
-	for _, name := range passedParams {
-		if vs := params.Get(name); len(vs) > 0 {
-			h.Set(name, strings.Join(vs, ","))
-		}
+	if vs := params.Get(passedParam); len(vs) > 0 {
+		h.Set(passedParam, strings.Join(vs, ","))
 	}
 	if p.credential != nil {
 		v, err := p.credential(ctx)
