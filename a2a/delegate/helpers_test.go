@@ -252,7 +252,7 @@ func (c *staticCredentials) Credential(context.Context, CredentialRef) (string, 
 
 // a2aPolicy is the host's A2A policy: 1.0 only, unless versions are given
 // (the first is preferred, the last the floor).
-func a2aPolicy(t *testing.T, downgrade bool, versions ...string) *negotiate.Policy {
+func a2aPolicy(t testing.TB, downgrade bool, versions ...string) *negotiate.Policy {
 	t.Helper()
 	if len(versions) == 0 {
 		versions = []string{"1.0"}
