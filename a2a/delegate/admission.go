@@ -35,6 +35,12 @@ type Admission struct {
 	RequireSignature bool
 	// CardKeys are the keys a card signature is verified with.
 	CardKeys CardVerifier
+	// Versions are the A2A versions the host admits for this agent
+	// ("1.0"; a patch is ignored): Connect considers only the card's
+	// interfaces of these versions, and the negotiation decides among
+	// them as always — a restriction never lowers the floor. Empty: any
+	// version the card offers.
+	Versions []string
 }
 
 // AdmittedSkill is one skill the host admitted, pinned by digest.

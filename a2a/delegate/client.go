@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/egress"
+	"github.com/wopinterop/wopinterop/internal/version"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -226,6 +227,11 @@ func (c *Client) validate(a *Admission) error {
 			problems = append(problems, fmt.Errorf("Skills[%d]: Digest must be the lowercase hex SHA-256 of the skill (SkillDigest)", i))
 		}
 	}
+	for i, v := range a.Versions {
+		if _, ok := version.A2A(v); !ok {
+			problems = append(problems, fmt.Errorf("Versions[%d]: %q is not an A2A version (major.minor)", i, v))
+		}
+	}
 	if a.RequireSignature && a.CardKeys == nil {
 		problems = append(problems, errors.New("RequireSignature needs CardKeys"))
 	}
@@ -265,6 +271,7 @@ func checkCardURL(raw string) error {
 func cloneAdmission(a Admission) Admission {
 	a.Skills = slices.Clone(a.Skills)
 	a.DataClasses = slices.Clone(a.DataClasses)
+	a.Versions = slices.Clone(a.Versions)
 	a.Limits.MediaTypes = slices.Clone(a.Limits.MediaTypes)
 	return a
 }

@@ -14,7 +14,8 @@
 //  1. admission: the alias names an admission, or [ErrUnknownAgent];
 //  2. card: fetched through the egress guard (package egress: https to
 //     public addresses only, exact-origin allowlist for local agents,
-//     redirects refused) within CardTimeout and MaxCardBytes, decoded
+//     redirects refused), asking for the preferred version's card with
+//     A2A-Version, within CardTimeout and MaxCardBytes, decoded
 //     strictly — exact member names, the members A2A 1.0 §8.2 requires
 //     ([*CardError]);
 //  3. signature: verified with the admission's [CardVerifier] when the
@@ -25,7 +26,8 @@
 //     canonical JSON — or the agent must be admitted again
 //     ([*ReadmissionError]);
 //  5. negotiation: negotiate.Policy.Outbound decides the version from the
-//     versions of the card's JSON-RPC and HTTP+JSON interfaces (an
+//     versions of the card's JSON-RPC and HTTP+JSON interfaces (of
+//     Admission.Versions, when the admission restricts them; an
 //     unauthenticated exchange never below the preferred version, nothing
 //     ever below the floor), and exactly one negotiation.decided record
 //     goes on the run's log for every outcome, its peerDigest the SHA-256
