@@ -123,10 +123,15 @@ func (d *delegation) drive(ctx context.Context) (*Outcome, error) {
 			return d.outcome(), ErrAuthRequired
 		}
 		ans, err := d.decide(ctx)
-		if err != nil {
-			return d.abandon(ctx, err)
+		if err == nil {
+			err = d.answer(ctx, ans)
 		}
-		if err := d.answer(ctx, ans); err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// The deadline or the host's cancel came while deciding or
+			// answering: the same ending as anywhere else.
+			return d.stopped(ctx, err)
+		case err != nil:
 			return d.abandon(ctx, err)
 		}
 	}

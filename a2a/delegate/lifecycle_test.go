@@ -441,3 +441,33 @@ func TestEventsAboutAnotherTaskAreInvalidResponses(t *testing.T) {
 		t.Errorf("outcome %+v, want the task cancelled and reconciled", out)
 	}
 }
+
+func TestEveryInputRequestGetsAFreshDecision(t *testing.T) {
+	r := &fakeRemote{stream: func(_ context.Context, n int, _ *wire.SendMessageRequest) iter.Seq2[wire.Event, error] {
+		switch n {
+		case 1:
+			return seqOf(ev(task(wire.TaskStateSubmitted)), ev(statusEvent(wire.TaskStateInputRequired, agentText("region?"))))
+		case 2:
+			return seqOf(ev(statusEvent(wire.TaskStateWorking, nil)), ev(statusEvent(wire.TaskStateInputRequired, agentText("size?"))))
+		}
+		return seqOf(ev(statusEvent(wire.TaskStateCompleted, nil)))
+	}}
+	c, _ := testConn(r)
+	var rounds []int
+	var questions []string
+	step := testStep()
+	step.Decide = func(_ context.Context, req InputRequest) (InputAnswer, error) {
+		rounds, questions = append(rounds, req.Round), append(questions, req.Parts[0].Text())
+		return InputAnswer{Parts: []*wire.Part{wire.NewTextPart("answer")}}, nil
+	}
+	out, err := c.Delegate(t.Context(), step)
+	if err != nil || out.Status != interop.StatusCompleted {
+		t.Fatalf("Delegate = %+v, %v", out, err)
+	}
+	if !cmp.Equal(rounds, []int{1, 2}) || !cmp.Equal(questions, []string{"region?", "size?"}) {
+		t.Errorf("decisions for rounds %v questions %v, want one per request", rounds, questions)
+	}
+	if sends, _, _, _ := r.counts(); sends != 3 || r.sent(2).Message.ID != out.AttemptID+"-input-2" {
+		t.Errorf("sends = %d, want the step and two answers", sends)
+	}
+}

@@ -514,3 +514,23 @@ func TestIdempotentPeerRetriesWithTheSameAttempt(t *testing.T) {
 		t.Errorf("message ids %q then %q: the peer's messageId deduplication covers the retry only with the same id", a, b)
 	}
 }
+
+func TestDeadlineWhileTheHostDecidesIsATimeout(t *testing.T) {
+	r := inputScript(agentText("which region?"))
+	c, sink := testConn(r, func(a *Admission) { a.Limits.Deadline = 100 * time.Millisecond })
+	step := testStep()
+	step.Decide = func(ctx context.Context, _ InputRequest) (InputAnswer, error) {
+		<-ctx.Done()
+		return InputAnswer{}, ctx.Err()
+	}
+	out, err := c.Delegate(t.Context(), step)
+	if !errors.Is(err, ErrDeadline) || out.Reconciliation != outbound.FailedPossibleEffect || out.Status != interop.StatusWaitingInput {
+		t.Fatalf("Delegate = %+v, %v; want a timeout while waiting for input", out, err)
+	}
+	if sends, _, cancels, _ := r.counts(); sends != 1 || cancels != 0 {
+		t.Errorf("sends=%d cancels=%d, want no answer and the task left for the host", sends, cancels)
+	}
+	if got := reconciled(t, sink); len(got) != 1 || got[0]["status"] != "waiting-input" {
+		t.Errorf("records %v", got)
+	}
+}
