@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/egress"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/internal/version"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -101,6 +103,9 @@ type Client struct {
 	http    *http.Client
 	opts    Options
 	log     *slog.Logger
+	// reverse projects remote task states onto run statuses: the interop
+	// map's a2a.taskStateReverse rows (mapping.Builtin), decoded once.
+	reverse *interopmap.Map
 
 	mu         sync.RWMutex
 	admissions map[string]Admission
@@ -160,6 +165,7 @@ func New(deps Deps, opts Options) (*Client, error) {
 	c.opts.CardTimeout = orDefault(c.opts.CardTimeout, DefaultCardTimeout)
 	c.opts.RequestTimeout = orDefault(c.opts.RequestTimeout, DefaultRequestTimeout)
 	c.http = c.guard.NewClient(egress.ClientOptions{TLS: opts.TLS, RefuseRedirects: true})
+	c.reverse = (*interopmap.Map)(mapping.Builtin())
 	return c, nil
 }
 
