@@ -19,6 +19,8 @@
 //	negotiate          version policy and negotiation.decided records
 //	facets             the discovery records and what may be claimed
 //	a2a, mcp, push     protocol surfaces (mounted as http.Handlers)
+//	egress             the one egress guard: push delivery and both clients
+//	a2a/delegate       the host as an A2A client: admitted agents, negotiation
 //
 // # Mounting
 //

@@ -14,6 +14,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop"
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/push"
 )
 
@@ -28,7 +29,7 @@ func TestPushWiring(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(receiver.Close)
-	guard, err := push.NewGuard(push.GuardOptions{AllowOrigins: []string{receiver.URL}})
+	guard, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: []string{receiver.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
@@ -96,7 +97,7 @@ type pushSetup struct {
 // are quick (3 attempts, no backoff).
 func withPush(t testing.TB, ps *pushSetup, allow ...string) rpcOption {
 	return func(cfg *testConfig) {
-		guard, err := push.NewGuard(push.GuardOptions{Resolver: ps.dns, AllowOrigins: allow, Dial: pushDialer(t)})
+		guard, err := egress.NewGuard(egress.GuardOptions{Resolver: ps.dns, AllowOrigins: allow, Dial: pushDialer(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,6 +35,18 @@ const (
 	CodeValidation         = "validation_error"            // 400
 	CodeMRTRRoundsExceeded = "mcp_mrtr_rounds_exceeded"    // 422
 	CodeInternal           = "internal_error"              // 500
+
+	// The host-as-client projections of a peer's A2A errors (OpenWOP
+	// interop map, a2a.errors clientProjection) and of the outbound
+	// failures that are no peer error.
+	CodeNotFound            = "not_found"            // 404
+	CodeRunTerminal         = "run_terminal"         // 409
+	CodeCapabilityRequired  = "capability_required"  // 422
+	CodeCredentialRequired  = "credential_required"  // 422
+	CodeCredentialForbidden = "credential_forbidden" // 403
+	CodeCredentialNotFound  = "credential_not_found" // 404
+	CodeForbidden           = "forbidden"            // 403
+	CodeRunnerUnavailable   = "runner_unavailable"   // 503
 )
 
 // VersionUnsupported is a negotiation that fails closed on the host-as-client

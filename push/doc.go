@@ -1,5 +1,5 @@
 // Package push is what a host configures of A2A push delivery (OpenWOP
-// RFC 0214; webhooks.md §Egress): the egress guard, the stores a
+// RFC 0214; webhooks.md §Egress): the stores a
 // multi-replica host implements over its database (configs, secrets,
 // queued deliveries) with their in-memory defaults, the retry policy and
 // the [Options] the A2A server takes (a2a.Options.Push). The A2A server
@@ -9,32 +9,12 @@
 //
 // # The egress guard
 //
-// A [Guard] is one predicate applied when a config is registered (OpenWOP RFC 0214 §B)
-// and again at every delivery attempt (OpenWOP RFC 0214 §B; webhooks.md §Egress):
-//
-//   - https only; an exact-origin allowlist ([GuardOptions.AllowOrigins])
-//     admits local receivers in tests and private deployments;
-//   - no userinfo, no fragment, a canonical port, a host that is a DNS name
-//     of two or more labels or a canonical IP literal — 2130706433,
-//     0x7f.1, 0177.0.0.1 and IPv6 zones are refused, never guessed at;
-//     localhost and names reserved for local use are refused before any
-//     lookup;
-//   - the name is resolved (as an absolute name: no search domains) and
-//     every address must be public unicast (OpenWOP webhooks.md §Egress): loopback,
-//     unspecified, RFC 1918, link-local (169.254.169.254 included),
-//     CGNAT, 0/8, 192.0.0/24, 198.18/15, documentation, multicast,
-//     reserved and broadcast, ULA, and everything outside 2000::/3 are
-//     refused; IPv4-mapped, IPv4-compatible, NAT64 (64:ff9b::/96), 6to4
-//     and Teredo forms are judged by the IPv4 addresses they embed, and
-//     local-use NAT64 (64:ff9b:1::/48) is refused; the host adds its own
-//     blocks with [GuardOptions.Deny];
-//   - [Guard.Client] sends requests only to the addresses the check just
-//     validated (the dial never resolves again: no DNS-rebinding window),
-//     follows no redirect (a 3xx is a failed delivery), ignores the
-//     environment's proxy, refuses header values with CR or LF, and
-//     verifies TLS against the URL's host name. A configured proxy
-//     ([GuardOptions.Proxy]) is reached with CONNECT to the validated
-//     address: the target is judged, never the proxy in its place.
+// Every push goes through the library's one egress guard (package
+// egress, [Options.Guard]): it judges the URL when a config is registered
+// (OpenWOP RFC 0214 §B) and again at every delivery attempt (OpenWOP RFC
+// 0214 §B; webhooks.md §Egress), re-resolving the name and dialling only
+// the addresses it validated; a redirect is never followed and counts as
+// a failed delivery.
 //
 // # Configs and secrets
 //

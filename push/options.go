@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -18,9 +19,9 @@ const DeadLetterEventType = "a2a.push-dead-lettered"
 type Options struct {
 	// Events receives dead letters as host events of the task's tenant.
 	Events interop.EventSink
-	// Guard is the egress guard; nil means NewGuard(GuardOptions{}): https
-	// only, public unicast only, the system resolver.
-	Guard *Guard
+	// Guard is the egress guard; nil means egress.NewGuard(egress.GuardOptions{}):
+	// https only, public unicast only, the system resolver.
+	Guard *egress.Guard
 	// Configs keeps the config records; nil means NewMemoryConfigs().
 	Configs ConfigStore
 	// Vault keeps the secrets; nil means NewMemoryVault().

@@ -41,6 +41,10 @@ type Conn struct {
 	// Streaming is whether the chosen interface and the card allow
 	// SendStreamingMessage and SubscribeToTask.
 	Streaming bool
+	// Interface is the card's interface the connection talks to: the
+	// JSON-RPC one of the negotiated version when the card offers it, else
+	// the HTTP+JSON one.
+	Interface *wire.AgentInterface
 
 	remote remote
 	deps   *connDeps

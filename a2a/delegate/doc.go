@@ -1,6 +1,78 @@
 // Package delegate is the host as an A2A client: it delegates a workflow
 // step to a remote agent the host admitted, over a2a-go's a2aclient.
 //
-// (Work in progress: the connection side and the delegation lifecycle are
-// being built; see ARCHITECTURE.md.)
+// # Connecting
+//
+// A remote agent is reached only through an [Admission] the host
+// configures — alias, card URL, admitted skills pinned by [SkillDigest],
+// credential by reference, limits — never through a URL taken from a
+// message or model output (OpenWOP admission-boundaries §18.3). [New]
+// validates the admissions; [Client.Admit] and [Client.Revoke] change them
+// at runtime. [Client.Connect] opens a [Conn] for one run, step by step,
+// sending nothing to the agent's interfaces until the last:
+//
+//  1. admission: the alias names an admission, or [ErrUnknownAgent];
+//  2. card: fetched through the egress guard (package egress: https to
+//     public addresses only, exact-origin allowlist for local agents,
+//     redirects refused) within CardTimeout and MaxCardBytes, decoded
+//     strictly — exact member names, the members A2A 1.0 §8.2 requires
+//     ([*CardError]);
+//  3. signature: verified with the admission's [CardVerifier] when the
+//     admission requires it, and whenever the card is signed and keys are
+//     configured; it fails closed ([*SignatureError]; A2A 1.0 §8.4);
+//  4. re-admission: every admitted skill is on the card with the digest it
+//     was admitted with — the lowercase hex SHA-256 of its RFC 8785
+//     canonical JSON — or the agent must be admitted again
+//     ([*ReadmissionError]);
+//  5. negotiation: negotiate.Policy.Outbound decides the version from the
+//     versions of the card's JSON-RPC and HTTP+JSON interfaces (an
+//     unauthenticated exchange never below the preferred version, nothing
+//     ever below the floor), and exactly one negotiation.decided record
+//     goes on the run's log for every outcome, its peerDigest the SHA-256
+//     of the interface's origin (OpenWOP interop.md §Negotiation is a
+//     protocol, §The floor, §The audit event). A refusal is
+//     outbound.VersionUnsupported("a2a", runID, …) — 400
+//     interop_version_unsupported naming the run in details — and a peer
+//     that offers only 0.3 is never sent a request;
+//  6. transport: the JSON-RPC interface of that version, else the
+//     HTTP+JSON one, behind an a2aclient.Client whose every request goes
+//     through the guard with the negotiated A2A-Version, the credential
+//     (resolved again at each request) and the interface's tenant in the
+//     request's tenant field (A2A 1.0 §AgentInterface); tenant propagation
+//     from the context is off.
+//
+// # The transports
+//
+// JSON-RPC goes through this package's own a2aclient.Transport, because
+// a2aclient's is where a2a-go is weakest as a client: it ignores the body
+// of any non-200 answer, fails a whole response whose error.data is a
+// legacy object, classifies by code alone, reads bodies without a limit,
+// decodes results leniently and copies the peer's message into the error.
+// Ours reads error bodies on every status; identifies an error by its code
+// or its ErrorInfo reason with data as an array or a legacy object and
+// metadata of any type (OpenWOP RFC 0211 §F) as a [*PeerError] on which
+// errors.Is holds for a2a-go's sentinels (a2a.ErrTaskNotFound, ...); caps
+// every body and every SSE event at MaxResponseBytes; and decodes results
+// strictly — our id echoed, exactly one known result kind, exact member
+// names, the required members present — so that a malformed answer is an
+// [*InvalidResponseError] (A2A InvalidAgentResponseError, -32006) and never
+// reaches run state. No error keeps the peer's message or body.
+//
+// HTTP+JSON is a2aclient's REST transport over the same guarded client,
+// wrapped with the same headers, caps and result checks (rest.go says what
+// a wrapper cannot fix, and why JSON-RPC is preferred).
+//
+// [ProjectError] is the one place an error of this package becomes the
+// OpenWOP error a host renders: a peer's error by the interop map's
+// a2a.errors client projection (-32009 to interop_version_unsupported,
+// -32006 and malformed answers to validation_error, never internal_error
+// for an error the library knows), the library's own refusals by kind.
+//
+// [WithTraceContext] carries the run's W3C trace context; messages sent
+// under it carry it in metadata.openwop (OpenWOP interop.md §Trace
+// context).
+//
+// The delegation lifecycle — sending, following, input requests, cancel
+// and reconciliation, artifact admission, translation loss — is built on
+// [Conn].
 package delegate

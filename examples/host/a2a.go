@@ -5,6 +5,7 @@ import (
 
 	"github.com/wopinterop/wopinterop"
 	"github.com/wopinterop/wopinterop/a2a"
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -27,7 +28,7 @@ const bearerScheme = "bearer"
 // per-agent cards, routing exactly the conformance-approval fixture (the
 // OpenWOP suite requires the interface to route that one skill). signer,
 // when not nil, signs every card served (-card-signing-key).
-func a2aConfig(version string, guard *push.Guard, signer a2a.CardSigner) *wopinterop.A2AConfig {
+func a2aConfig(version string, guard *egress.Guard, signer a2a.CardSigner) *wopinterop.A2AConfig {
 	return &wopinterop.A2AConfig{
 		Path:         a2aPath,
 		CardPath:     a2aCardPath,

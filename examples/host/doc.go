@@ -38,8 +38,8 @@
 // -push-allow lists exact origins (scheme://host:port, comma-separated)
 // that A2A push deliveries may reach although they are plain http or on a
 // loopback or private address: local push receivers. Every other push
-// destination must be https to a public address (the push package's
-// egress guard). The card advertises pushNotifications either way.
+// destination must be https to a public address (the library's egress
+// guard, package egress). The card advertises pushNotifications either way.
 //
 // -card-signing-key names a file holding a private key — a JWK, or PEM
 // (PKCS #8, SEC 1 or PKCS #1; e.g. openssl genpkey -algorithm ed25519) —

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop"
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
-	"github.com/wopinterop/wopinterop/push"
 )
 
 // upstreamRefreshedAt is the day the advertised A2A versions and MCP
@@ -28,7 +28,7 @@ const upstreamRefreshedAt facets.Date = "2026-11-30"
 // (a2a.go) and the MCP section (mcp.go) over one store, one resolver and
 // one audit trail.
 func newInterop(cfg config, base, version string, routingSecret, sealKey []byte) (*wopinterop.Host, error) {
-	guard, err := push.NewGuard(push.GuardOptions{AllowOrigins: cfg.PushAllow})
+	guard, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: cfg.PushAllow})
 	if err != nil {
 		return nil, err
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/wopinterop/wopinterop/a2a"
 	"github.com/wopinterop/wopinterop/a2a/cardsig"
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop/memstore"
-	"github.com/wopinterop/wopinterop/push"
 )
 
 // Exit codes.
@@ -243,7 +243,7 @@ func parsePushAllow(spec string) ([]string, error) {
 			origins = append(origins, o)
 		}
 	}
-	if _, err := push.NewGuard(push.GuardOptions{AllowOrigins: origins}); err != nil {
+	if _, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: origins}); err != nil {
 		return nil, err
 	}
 	return origins, nil

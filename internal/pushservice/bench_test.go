@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
 )
@@ -21,7 +22,7 @@ func benchService(b *testing.B, lanes int) (*Service, []push.Record) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	b.Cleanup(rcv.Close)
-	g, err := push.NewGuard(push.GuardOptions{AllowOrigins: []string{rcv.URL}})
+	g, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: []string{rcv.URL}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/recovery"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/push"
@@ -289,7 +290,7 @@ func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Sec
 	// client dials those addresses without another lookup.
 	req, err := s.guard.Request(actx, http.MethodPost, rec.URL, bytes.NewReader(body))
 	if err != nil {
-		if errors.Is(err, push.ErrRefused) {
+		if errors.Is(err, egress.ErrRefused) {
 			return outcome{class: classRefused}
 		}
 		return outcome{class: classTimeout}
@@ -307,7 +308,7 @@ func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Sec
 		case errors.As(err, &pe):
 			s.logPanic(ctx, "dialling", rec.TaskID, pe)
 			return outcome{class: classFault}
-		case errors.Is(err, push.ErrRefused):
+		case errors.Is(err, egress.ErrRefused):
 			return outcome{class: classRefused}
 		case actx.Err() != nil && ctx.Err() == nil:
 			return outcome{class: classTimeout}

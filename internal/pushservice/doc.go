@@ -4,8 +4,8 @@
 // and [Service.Reserve] for a config sent with SendMessage) and the
 // at-least-once delivery worker that follows each task's run and posts its
 // events to the task's configs. It runs over what the host configures in
-// package push — the egress guard, the config, secret and outbox stores,
-// the retry policy ([push.Options]) — and over the [Projector] the A2A
+// package push — the egress guard (package egress), the config, secret
+// and outbox stores, the retry policy ([push.Options]) — and over the [Projector] the A2A
 // server supplies, so a push body is exactly what its stream would show.
 // Package push documents the behaviour a host and a receiver see; this
 // package is how it is done.

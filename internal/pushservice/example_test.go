@@ -10,6 +10,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/pushservice"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
@@ -34,7 +35,7 @@ func ExampleService() {
 	store := memstore.New()
 	defer store.Close()
 	_ = store.RegisterFixtures("acme")
-	guard, _ := push.NewGuard(push.GuardOptions{AllowOrigins: []string{receiver.URL}})
+	guard, _ := egress.NewGuard(egress.GuardOptions{AllowOrigins: []string{receiver.URL}})
 	// The A2A server supplies the real projector; this one renders status
 	// changes only.
 	project := pushservice.ProjectorFunc(func(_ context.Context, _ interop.Subject, task pushservice.TaskRef, ev *interop.RunEvent, prev interop.RunStatus) ([]wire.Event, error) {

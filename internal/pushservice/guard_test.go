@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/fixture"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -20,22 +21,22 @@ func TestGuardRefusesAtDelivery(t *testing.T) {
 		AllowOrigin string              `json:"allowOrigin"`
 		DNS         map[string][]string `json:"dns"`
 		Refused     []struct {
-			Form   string      `json:"form"`
-			URL    string      `json:"url"`
-			Reason push.Reason `json:"reason"`
-			Note   string      `json:"note"`
+			Form   string        `json:"form"`
+			URL    string        `json:"url"`
+			Reason egress.Reason `json:"reason"`
+			Note   string        `json:"note"`
 		} `json:"refused"`
 	}
-	fixture.JSON(t, "push/destinations.json", &corpus)
+	fixture.JSON(t, "egress/destinations.json", &corpus)
 	// A URL one byte over the guard's 2048-byte limit is refused too.
 	corpus.Refused = append(corpus.Refused, struct {
-		Form   string      `json:"form"`
-		URL    string      `json:"url"`
-		Reason push.Reason `json:"reason"`
-		Note   string      `json:"note"`
-	}{URL: "https://hooks.partner.net/" + strings.Repeat("a", 2048), Reason: push.ReasonURL})
+		Form   string        `json:"form"`
+		URL    string        `json:"url"`
+		Reason egress.Reason `json:"reason"`
+		Note   string        `json:"note"`
+	}{URL: "https://hooks.partner.net/" + strings.Repeat("a", 2048), Reason: egress.ReasonURL})
 	dials := newDialLog(t)
-	g, err := push.NewGuard(push.GuardOptions{Resolver: newResolver(corpus.DNS), AllowOrigins: []string{corpus.AllowOrigin}, Dial: dials.dial})
+	g, err := egress.NewGuard(egress.GuardOptions{Resolver: newResolver(corpus.DNS), AllowOrigins: []string{corpus.AllowOrigin}, Dial: dials.dial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestGuardRefusesAtDelivery(t *testing.T) {
 		if resp != nil {
 			_ = resp.Body.Close()
 		}
-		var re *push.RefusedError
+		var re *egress.RefusedError
 		if !errors.As(err, &re) || re.Reason != c.Reason {
 			t.Errorf("%q: client error %v, want refusal %q", c.URL, err, c.Reason)
 		}

@@ -19,6 +19,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -349,7 +350,7 @@ type pushEnv struct {
 // envConfig is what a pushEnv is built from; envOptions change it.
 type envConfig struct {
 	opts  push.Options
-	guard push.GuardOptions
+	guard egress.GuardOptions
 	// store wraps the memstore as the service's RunStore (nil: itself).
 	store func(*memstore.Store) interop.RunStore
 	// project replaces testProjector (nil: testProjector).
@@ -404,13 +405,13 @@ func newPushEnv(t testing.TB, opts ...envOption) *pushEnv {
 			Retry:   fastRetry(),
 			Logger:  slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		},
-		guard:   push.GuardOptions{Resolver: e.resolver, Dial: e.dials.dial},
+		guard:   egress.GuardOptions{Resolver: e.resolver, Dial: e.dials.dial},
 		project: testProjector(),
 	}
 	for _, opt := range opts {
 		opt(&c)
 	}
-	guard, err := push.NewGuard(c.guard)
+	guard, err := egress.NewGuard(c.guard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -76,7 +77,7 @@ func (s trapSink) PublishHostEvent(ctx context.Context, tenant string, ev intero
 }
 
 type trapResolver struct {
-	push.Resolver
+	egress.Resolver
 	tr *trap
 }
 

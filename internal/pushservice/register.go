@@ -45,7 +45,7 @@ func configOf(r *push.Record) Config {
 // the A2A request ("url", "id", "authentication.scheme",
 // "authentication.credentials", "token"); Reason is short and safe to
 // show — it never repeats the value. A refused URL wraps the guard's
-// *push.RefusedError.
+// *egress.RefusedError.
 type FieldError struct {
 	Field  string
 	Reason string

@@ -13,6 +13,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 	"github.com/wopinterop/wopinterop/push"
@@ -59,7 +60,7 @@ type Service struct {
 	store      interop.RunStore
 	project    Projector
 	events     interop.EventSink
-	guard      *push.Guard
+	guard      *egress.Guard
 	configs    push.ConfigStore
 	vault      push.Vault
 	outbox     push.Outbox
@@ -129,7 +130,7 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 		lanes:    map[laneKey]*lane{},
 	}
 	if s.guard == nil {
-		if s.guard, err = push.NewGuard(push.GuardOptions{}); err != nil {
+		if s.guard, err = egress.NewGuard(egress.GuardOptions{}); err != nil {
 			return nil, err
 		}
 	}

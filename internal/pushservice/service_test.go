@@ -15,6 +15,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/push"
@@ -55,7 +56,7 @@ func TestRegisterRefusesBadSpecs(t *testing.T) {
 			t.Errorf("%s: %v, want a FieldError on %q", c.name, err, c.field)
 			continue
 		}
-		if c.field == "url" && !errors.Is(err, push.ErrRefused) {
+		if c.field == "url" && !errors.Is(err, egress.ErrRefused) {
 			t.Errorf("%s: a url refusal must wrap the guard's", c.name)
 		}
 		mustNotContain(t, c.name+" error", err.Error(), "c\r\n", "10.0.0.1", "partner.net")
@@ -582,7 +583,7 @@ func TestCloseDrainsAndStartResumes(t *testing.T) {
 	}
 	close(hold)
 
-	guard, err := push.NewGuard(push.GuardOptions{AllowOrigins: []string{rc.origin()}, Resolver: e.resolver, Dial: e.dials.dial})
+	guard, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: []string{rc.origin()}, Resolver: e.resolver, Dial: e.dials.dial})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@
 package tracecontext
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -84,4 +85,27 @@ func ValidState(v string) bool {
 		}
 	}
 	return true
+}
+
+// contextKey carries a run's trace context in a context.Context.
+type contextKey struct{}
+
+// NewContext returns ctx carrying tc, the trace context of the run an
+// outbound exchange belongs to (OpenWOP interop.md §Trace context: an
+// outbound call continues the run's trace). An invalid traceparent is not
+// carried.
+func NewContext(ctx context.Context, tc interop.TraceContext) context.Context {
+	if !ValidParent(tc.TraceParent) {
+		return ctx
+	}
+	if !ValidState(tc.TraceState) {
+		tc.TraceState = ""
+	}
+	return context.WithValue(ctx, contextKey{}, tc)
+}
+
+// FromContext returns the trace context NewContext put in ctx.
+func FromContext(ctx context.Context) (interop.TraceContext, bool) {
+	tc, ok := ctx.Value(contextKey{}).(interop.TraceContext)
+	return tc, ok
 }

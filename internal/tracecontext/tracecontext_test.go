@@ -1,6 +1,7 @@
 package tracecontext
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strings"
@@ -80,4 +81,20 @@ func FuzzValidParent(f *testing.F) {
 			t.Fatalf("ValidParent(%q) = %v, want %v", v, got, want)
 		}
 	})
+}
+
+func TestContextCarrier(t *testing.T) {
+	if _, ok := FromContext(context.Background()); ok {
+		t.Fatal("an empty context carries a trace context")
+	}
+	ctx := NewContext(context.Background(), interop.TraceContext{TraceParent: valid, TraceState: "k=v"})
+	if tc, ok := FromContext(ctx); !ok || tc.TraceParent != valid || tc.TraceState != "k=v" {
+		t.Fatalf("%+v, %v", tc, ok)
+	}
+	if _, ok := FromContext(NewContext(context.Background(), interop.TraceContext{TraceParent: "00-bad"})); ok {
+		t.Fatal("a malformed traceparent was carried")
+	}
+	if tc, _ := FromContext(NewContext(context.Background(), interop.TraceContext{TraceParent: valid, TraceState: strings.Repeat("a", MaxState+1)})); tc.TraceState != "" {
+		t.Fatal("an oversized tracestate was carried")
+	}
 }

@@ -1,4 +1,4 @@
-package push
+package egress
 
 import (
 	"net/netip"
@@ -16,7 +16,7 @@ import (
 // built per Guard (newAddrPolicy) rather than kept in package variables,
 // so nothing a caller does can change another Guard's tables.
 type addrPolicy struct {
-	// v4 are the IPv4 blocks that are never a push destination, followed
+	// v4 are the IPv4 blocks that are never a destination, followed
 	// by the host's own IPv4 denylist.
 	v4 []netip.Prefix
 	// v6 are the non-global blocks inside 2000::/3.
@@ -79,7 +79,7 @@ func newAddrPolicy(extra []netip.Prefix) addrPolicy {
 	return p
 }
 
-// publicUnicast reports whether a may be dialled as a push destination.
+// publicUnicast reports whether a may be dialled as a destination.
 func (p *addrPolicy) publicUnicast(a netip.Addr) bool {
 	if !a.IsValid() || a.Zone() != "" {
 		// A zone only has meaning for link-local addresses.

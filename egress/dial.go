@@ -1,4 +1,4 @@
-package push
+package egress
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,10 +27,10 @@ import (
 // (no DNS-rebinding window). A dial without a checked destination fails.
 
 // errUnchecked reports a dial that did not come from a checked request.
-var errUnchecked = errors.New("push: dial of a destination the guard did not check")
+var errUnchecked = errors.New("egress: dial of a destination the guard did not check")
 
 // errHeaderValue reports a header value with a line break or NUL.
-var errHeaderValue = errors.New("push: header value contains a control character")
+var errHeaderValue = errors.New("egress: header value contains a control character")
 
 type destinationKey struct{}
 
@@ -67,36 +68,84 @@ func (g *Guard) Request(ctx context.Context, method, rawURL string, body io.Read
 // environment's proxy settings are ignored, and header values with CR, LF
 // or NUL are refused. TLS verifies the certificate against the URL's host
 // name, never the dialled address. tlsConfig may be nil (system roots).
+// It is NewClient(ClientOptions{TLS: tlsConfig}).
 func (g *Guard) Client(tlsConfig *tls.Config) *http.Client {
+	return g.NewClient(ClientOptions{TLS: tlsConfig})
+}
+
+// ClientOptions configure a client of the guard ([Guard.NewClient]).
+type ClientOptions struct {
+	// TLS configures https requests (e.g. RootCAs of a private CA); nil
+	// means the system roots. The certificate is always verified against
+	// the URL's host name.
+	TLS *tls.Config
+	// ResponseHeaderTimeout bounds the wait for a response's headers after
+	// the request was written; 0 leaves it to the request's context. A
+	// streaming client sets it, since the context must outlive the
+	// headers.
+	ResponseHeaderTimeout time.Duration
+	// RefuseRedirects turns a 3xx response into a [*RedirectError]: the
+	// response is closed unread and never reaches the caller, so no
+	// caller can follow or parse it by mistake. Without it the 3xx is
+	// returned as it is (push delivery counts it as a failed attempt).
+	RefuseRedirects bool
+}
+
+// NewClient returns an HTTP client every request of which passes the
+// guard, as [Guard.Client] describes, configured by o.
+func (g *Guard) NewClient(o ClientOptions) *http.Client {
 	t := &http.Transport{
 		// Never http.ProxyFromEnvironment: the dial would then go to the
 		// proxy, and the guard would judge the proxy instead of the target.
 		// GuardOptions.Proxy tunnels to the validated address instead.
 		Proxy:                  nil,
 		DialContext:            g.dialContext,
-		TLSClientConfig:        tlsConfig.Clone(),
+		TLSClientConfig:        o.TLS.Clone(),
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    10 * time.Second,
+		ResponseHeaderTimeout:  o.ResponseHeaderTimeout,
 		MaxIdleConns:           64,
 		MaxIdleConnsPerHost:    4,
 		IdleConnTimeout:        90 * time.Second,
 		MaxResponseHeaderBytes: 32 << 10,
 	}
 	return &http.Client{
-		Transport: &guardedTransport{g: g, next: t},
+		Transport: &guardedTransport{g: g, next: t, refuseRedirects: o.RefuseRedirects},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}
 }
 
+// RedirectError is a 3xx response a client of [ClientOptions.RefuseRedirects]
+// refused. A redirect is never followed (OpenWOP RFC 0214 §B): it would
+// send the request, and whatever credential it carries, to a destination
+// nobody admitted. The Location is not kept.
+type RedirectError struct {
+	StatusCode int
+}
+
+func (e *RedirectError) Error() string {
+	return "egress: the destination answered with a redirect (HTTP " + strconv.Itoa(e.StatusCode) + "), which is never followed"
+}
+
 // guardedTransport checks each request before the transport sees it.
 type guardedTransport struct {
-	g    *Guard
-	next *http.Transport
+	g               *Guard
+	next            *http.Transport
+	refuseRedirects bool
 }
 
 func (t *guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(r)
+	if err == nil && t.refuseRedirects && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		_ = resp.Body.Close()
+		return nil, &RedirectError{StatusCode: resp.StatusCode}
+	}
+	return resp, err
+}
+
+func (t *guardedTransport) roundTrip(r *http.Request) (*http.Response, error) {
 	fail := func(err error) (*http.Response, error) {
 		if r.Body != nil {
 			_ = r.Body.Close()
@@ -112,7 +161,8 @@ func (t *guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if d := destinationFrom(r.Context()); d != nil && d.URL.Scheme == r.URL.Scheme && d.URL.Host == r.URL.Host {
 		// Checked by Guard.Request (a push attempt checks the URL as
-		// registered, before net/http normalises it).
+		// registered, before net/http normalises it; a client checks the
+		// URL of the admitted agent).
 		return t.next.RoundTrip(r)
 	}
 	d, err := t.g.Check(r.Context(), r.URL.String())
@@ -131,7 +181,7 @@ func (t *guardedTransport) CloseIdleConnections() { t.next.CloseIdleConnections(
 func (g *Guard) dialContext(ctx context.Context, network, addr string) (_ net.Conn, err error) {
 	// GuardOptions.Dial is host code, and this runs in the HTTP
 	// transport's own goroutine, where a panic would end the process: it
-	// becomes a failed dial, which the delivery logs.
+	// becomes a failed dial, which the caller sees as a connection error.
 	defer func() {
 		if v := recover(); v != nil {
 			err = recovery.Contain(v)
@@ -152,7 +202,7 @@ func (g *Guard) dialContext(ctx context.Context, network, addr string) (_ net.Co
 			break
 		}
 	}
-	return nil, fmt.Errorf("push: connect: %w", last)
+	return nil, fmt.Errorf("egress: connect: %w", last)
 }
 
 // dialAddr connects to one validated address, directly or through the
@@ -199,21 +249,21 @@ func (g *Guard) tunnel(ctx context.Context, ap netip.AddrPort) (net.Conn, error)
 		return nil, err
 	}
 	if err := req.Write(conn); err != nil {
-		return fail(fmt.Errorf("push: proxy: %w", err))
+		return fail(fmt.Errorf("egress: proxy: %w", err))
 	}
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
-		return fail(fmt.Errorf("push: proxy: %w", err))
+		return fail(fmt.Errorf("egress: proxy: %w", err))
 	}
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fail(fmt.Errorf("push: proxy refused the tunnel with HTTP %d", resp.StatusCode))
+		return fail(fmt.Errorf("egress: proxy refused the tunnel with HTTP %d", resp.StatusCode))
 	}
 	if br.Buffered() > 0 {
 		// The target speaks first only after our TLS hello; bytes now are
 		// the proxy's, and would be lost with the reader.
-		return fail(errors.New("push: proxy sent data before the tunnel opened"))
+		return fail(errors.New("egress: proxy sent data before the tunnel opened"))
 	}
 	if !stop() {
 		return fail(ctx.Err())

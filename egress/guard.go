@@ -1,4 +1,4 @@
-package push
+package egress
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // ErrRefused is wrapped by every [*RefusedError]: the guard will not let a
 // request reach the destination.
-var ErrRefused = errors.New("push: destination refused")
+var ErrRefused = errors.New("egress: destination refused")
 
 // Reason says which arm of the egress guard refused a destination. The
 // reasons are content-free: none repeats the URL, a name or an address.
@@ -49,7 +49,7 @@ type RefusedError struct {
 	Reason Reason
 }
 
-func (e *RefusedError) Error() string { return "push: destination refused: " + string(e.Reason) }
+func (e *RefusedError) Error() string { return "egress: destination refused: " + string(e.Reason) }
 
 // Unwrap makes errors.Is(err, ErrRefused) true.
 func (e *RefusedError) Unwrap() error { return ErrRefused }
@@ -77,7 +77,7 @@ type GuardOptions struct {
 	// Deny adds the host's own blocks to the built-in denylist
 	// (OpenWOP webhooks.md §Egress). An IPv4 block also applies to IPv6 forms embedding it.
 	Deny []netip.Prefix
-	// Proxy, when set, is an HTTP proxy every delivery tunnels through
+	// Proxy, when set, is an HTTP proxy every request tunnels through
 	// with CONNECT. The tunnel is opened to the validated address of the
 	// target, never to its name, so the proxy cannot resolve it again; the
 	// proxy's own address is operator configuration and is not judged.
@@ -90,10 +90,12 @@ type GuardOptions struct {
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// Guard is the egress guard of push delivery (OpenWOP RFC 0214 §B; webhooks.md §Egress):
-// one predicate applied when a config is registered and again at every
-// delivery attempt, where it re-resolves the name and the connection is
-// made to the addresses it just validated, never to the name.
+// Guard is the one egress guard of the library (OpenWOP RFC 0214 §B;
+// webhooks.md §Egress): one predicate applied when a push config is
+// registered, at every push delivery attempt, and to every request the
+// host makes as an A2A or MCP client. Each check re-resolves the name, and
+// the connection is made to the addresses it just validated, never to the
+// name. A Guard is safe for concurrent use.
 type Guard struct {
 	resolver Resolver
 	allow    map[string]bool
@@ -132,7 +134,7 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 		g.proxy = p
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("push: invalid guard options: %w", errors.Join(problems...))
+		return nil, fmt.Errorf("egress: invalid guard options: %w", errors.Join(problems...))
 	}
 	return g, nil
 }

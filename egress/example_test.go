@@ -1,11 +1,11 @@
-package push_test
+package egress_test
 
 import (
 	"context"
 	"fmt"
 	"net/netip"
 
-	"github.com/wopinterop/wopinterop/push"
+	"github.com/wopinterop/wopinterop/egress"
 )
 
 // exampleDNS answers from a table; a real host leaves Resolver nil.
@@ -20,7 +20,7 @@ func (d exampleDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr
 }
 
 func ExampleGuard_Check() {
-	g, err := push.NewGuard(push.GuardOptions{Resolver: exampleDNS{
+	g, err := egress.NewGuard(egress.GuardOptions{Resolver: exampleDNS{
 		"hooks.partner.net.":  "93.184.216.34",
 		"rebind.partner.net.": "10.0.0.7",
 	}})
@@ -43,8 +43,8 @@ func ExampleGuard_Check() {
 	}
 	// Output:
 	// https://hooks.partner.net/a2a -> https://hooks.partner.net:443 [93.184.216.34:443]
-	// http://hooks.partner.net/a2a -> push: destination refused: scheme not allowed
-	// https://[::ffff:127.0.0.1]/ -> push: destination refused: address not public
-	// https://0x7f.1/ -> push: destination refused: host not allowed
-	// https://rebind.partner.net/ -> push: destination refused: address not public
+	// http://hooks.partner.net/a2a -> egress: destination refused: scheme not allowed
+	// https://[::ffff:127.0.0.1]/ -> egress: destination refused: address not public
+	// https://0x7f.1/ -> egress: destination refused: host not allowed
+	// https://rebind.partner.net/ -> egress: destination refused: address not public
 }

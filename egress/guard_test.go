@@ -1,4 +1,4 @@
-package push
+package egress
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 	"github.com/wopinterop/wopinterop/internal/fixture"
 )
 
-// destinationCorpus is the shared fixture testdata/push/destinations.json:
+// destinationCorpus is the shared fixture testdata/egress/destinations.json:
 // the push-destination forms every guard must refuse (OpenWOP interop.md
 // §A2A push delivery; RFC 0214), with the DNS the names in it resolve
 // through and the one allowlisted origin beside which some of them sit.
@@ -40,7 +40,7 @@ type destinationCorpus struct {
 func destinations(t testing.TB) destinationCorpus {
 	t.Helper()
 	var c destinationCorpus
-	fixture.JSON(t, "push/destinations.json", &c)
+	fixture.JSON(t, "egress/destinations.json", &c)
 	if c.AllowOrigin != guardAllow {
 		t.Fatalf("destinations.json allows %q, the tests %q", c.AllowOrigin, guardAllow)
 	}

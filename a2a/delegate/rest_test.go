@@ -1,0 +1,77 @@
+package delegate
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	wire "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/wopinterop/wopinterop/egress"
+)
+
+func restCard(tenant string) func(a *agent) *wire.AgentCard {
+	return func(a *agent) *wire.AgentCard {
+		c := testCard(a)
+		c.SupportedInterfaces[0] = &wire.AgentInterface{URL: a.srv.URL + "/rest", ProtocolBinding: wire.TransportProtocolHTTPJSON, ProtocolVersion: "1.0", Tenant: tenant}
+		return c
+	}
+}
+
+// TestRESTRequests: over HTTP+JSON every request carries the connection's
+// headers only and the interface's tenant as its path prefix (A2A 1.0
+// §10), and results, errors and sizes are judged as over JSON-RPC.
+func TestRESTRequests(t *testing.T) {
+	var reply func(w http.ResponseWriter, r *http.Request)
+	f, conn := connect(t, restCard("t-7"), func(w http.ResponseWriter, r *http.Request, _ []byte) { reply(w, r) }, withCredential("Bearer", "tok-2"), withLimits(Limits{MaxResponseBytes: 2048}))
+	ctx := a2aclient.AttachServiceParams(context.Background(), a2aclient.ServiceParams{
+		"authorization": {"Bearer stolen"}, "a2a-extensions": {"https://ext.example/v1"}, "x-other": {"1"},
+	})
+	answer := func(status int, ctype, body string) {
+		reply = func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ctype)
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(body))
+		}
+	}
+
+	answer(200, "application/json", strings.TrimSuffix(strings.TrimPrefix(completedTask, `{"task":`), "}"))
+	if _, err := conn.remote.GetTask(ctx, &wire.GetTaskRequest{ID: "task-1", Tenant: "caller"}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.agent.requests()
+	s := got[len(got)-1]
+	if s.path != "/rest/t-7/tasks/task-1" {
+		t.Fatalf("path %q, want the interface's tenant as prefix", s.path)
+	}
+	if s.header.Get("A2A-Version") != "1.0" || s.header.Get("Authorization") != "Bearer tok-2" ||
+		s.header.Get("A2A-Extensions") != "https://ext.example/v1" || s.header.Get("X-Other") != "" {
+		t.Fatalf("headers %v", s.header)
+	}
+
+	answer(200, "application/json", `{"id":"task-1","status":{"state":"TASK_STATE_WORKING"}}`)
+	if _, err := conn.remote.GetTask(ctx, &wire.GetTaskRequest{ID: "task-1"}); !errors.Is(err, wire.ErrInvalidAgentResponse) {
+		t.Fatalf("a task without contextId: %v", err)
+	}
+	answer(200, "application/json", `{"id":"task-1","contextId":"c","status":{"state":"TASK_STATE_WORKING"},"metadata":{"pad":"`+strings.Repeat("x", 3000)+`"}}`)
+	if _, err := conn.remote.GetTask(ctx, &wire.GetTaskRequest{ID: "task-1"}); !errors.Is(err, egress.ErrTooLarge) || !errors.Is(err, wire.ErrInvalidAgentResponse) {
+		t.Fatalf("an oversized body: %v", err)
+	}
+	answer(404, "application/json", `{"error":{"code":404,"status":"NOT_FOUND","message":"SECRET","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`)
+	_, err := conn.remote.GetTask(ctx, &wire.GetTaskRequest{ID: "task-1"})
+	var pe *PeerError
+	if !errors.As(err, &pe) || !errors.Is(err, wire.ErrTaskNotFound) || pe.Code != -32001 || strings.Contains(err.Error(), "SECRET") {
+		t.Fatalf("a TaskNotFound Status: %v", err)
+	}
+	answer(200, "text/event-stream", "data: {\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\n\ndata: {\"message\":{\"messageId\":\"m\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\""+strings.Repeat("y", 3000)+"\"}]}}\n\n")
+	var errs []error
+	for _, err := range conn.remote.SendStreamingMessage(ctx, sendReq("hi")) {
+		errs = append(errs, err)
+	}
+	if len(errs) != 2 || errs[0] != nil || !errors.Is(errs[1], egress.ErrTooLarge) {
+		t.Fatalf("stream: %v", errs)
+	}
+}
