@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/google/go-cmp v0.7.0
+	github.com/gowebpki/jcs v1.0.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/goleak v1.3.0
