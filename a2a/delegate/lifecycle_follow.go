@@ -23,7 +23,7 @@ const (
 	pollMax = 2 * time.Second
 	// maxReadFailures is how many reads in a row may fail before a task
 	// that was last seen active is given up as disconnected.
-	maxReadFailures = 3
+	maxReadFailures = 5
 	// cancelReadBacks is how many GetTask reads a cancel makes to see the
 	// task settle after the cancel.
 	cancelReadBacks = 3
@@ -32,6 +32,8 @@ const (
 	cancelAttempts = 2
 	// cancelGrace bounds a cancel sent after the caller's context ended.
 	cancelGrace = 10 * time.Second
+	// drainGrace bounds reading a stream to its end after the task settled.
+	drainGrace = 100 * time.Millisecond
 )
 
 // delegation is one attempt: one first send and everything that follows it
@@ -85,7 +87,9 @@ func (d *delegation) start(ctx context.Context) (*Outcome, error) {
 	}
 	req := &wire.SendMessageRequest{Tenant: d.c.Tenant, Message: d.message(ctx)}
 	if d.streams() {
-		n, serr, ferr := d.consume(d.c.remote.SendStreamingMessage(ctx, req))
+		n, serr, ferr := d.consume(ctx, func(ctx context.Context) iter.Seq2[wire.Event, error] {
+			return d.c.remote.SendStreamingMessage(ctx, req)
+		})
 		switch {
 		case ferr != nil:
 			return d.abandon(ctx, ferr)
@@ -177,7 +181,9 @@ func (d *delegation) follow(ctx context.Context) error {
 		if d.streams() {
 			var n int
 			var ferr error
-			n, err, ferr = d.consume(d.c.remote.SubscribeToTask(ctx, &wire.SubscribeToTaskRequest{Tenant: d.c.Tenant, ID: d.taskID}))
+			n, err, ferr = d.consume(ctx, func(ctx context.Context) iter.Seq2[wire.Event, error] {
+				return d.c.remote.SubscribeToTask(ctx, &wire.SubscribeToTaskRequest{Tenant: d.c.Tenant, ID: d.taskID})
+			})
 			switch {
 			case ferr != nil:
 				return ferr
@@ -238,12 +244,27 @@ func getTaskRequest(tenant string, id wire.TaskID) *wire.GetTaskRequest {
 	return &wire.GetTaskRequest{Tenant: tenant, ID: id, HistoryLength: &noHistory}
 }
 
-// consume applies a stream's events until the task settles or the stream
-// ends. It returns how many events it applied, the stream's own error, and
-// the error of an event the delegation cannot accept (fatal).
-func (d *delegation) consume(seq iter.Seq2[wire.Event, error]) (n int, streamErr, fatal error) {
-	for ev, err := range seq {
-		if err != nil {
+// consume opens a stream and applies its events until the task settles or
+// the stream ends. It returns how many events it applied, the stream's own
+// error, and the error of an event the delegation cannot accept (fatal).
+//
+// Once the task settled, the peer closes the stream (A2A 1.0 §3.1.2);
+// reading on to that end, for at most drainGrace, lets the HTTP connection
+// be reused instead of torn down. What arrives meanwhile is not applied.
+func (d *delegation) consume(ctx context.Context, open func(context.Context) iter.Seq2[wire.Event, error]) (n int, streamErr, fatal error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var drain *time.Timer
+	defer func() {
+		if drain != nil {
+			drain.Stop()
+		}
+	}()
+	for ev, err := range open(sctx) {
+		switch {
+		case drain != nil:
+			continue
+		case err != nil:
 			return n, err, nil
 		}
 		if err := d.apply(ev); err != nil {
@@ -251,7 +272,7 @@ func (d *delegation) consume(seq iter.Seq2[wire.Event, error]) (n int, streamErr
 		}
 		n++
 		if d.settled() {
-			return n, nil, nil
+			drain = time.AfterFunc(drainGrace, cancel)
 		}
 	}
 	return n, nil, nil
@@ -397,7 +418,9 @@ func (d *delegation) answer(ctx context.Context, ans InputAnswer) error {
 	var err error
 	if d.streams() {
 		var ferr error
-		_, err, ferr = d.consume(d.c.remote.SendStreamingMessage(ctx, req))
+		_, err, ferr = d.consume(ctx, func(ctx context.Context) iter.Seq2[wire.Event, error] {
+			return d.c.remote.SendStreamingMessage(ctx, req)
+		})
 		if ferr != nil {
 			return ferr
 		}

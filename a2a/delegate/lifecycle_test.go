@@ -567,3 +567,37 @@ func TestAFailedAnswerGoesBackToTheHost(t *testing.T) {
 		})
 	}
 }
+
+func TestASettledStreamIsReadToItsEnd(t *testing.T) {
+	t.Run("the peer closes it", func(t *testing.T) {
+		ended := false
+		r := &fakeRemote{stream: func(context.Context, int, *wire.SendMessageRequest) iter.Seq2[wire.Event, error] {
+			return func(yield func(wire.Event, error) bool) {
+				if yield(task(wire.TaskStateCompleted), nil) && yield(statusEvent(wire.TaskStateFailed, nil), nil) {
+					ended = true // the consumer kept reading: the connection can be reused
+				}
+			}
+		}}
+		c, _ := testConn(r)
+		out, err := c.Delegate(t.Context(), testStep())
+		if err != nil || out.State != wire.TaskStateCompleted {
+			t.Fatalf("Delegate = %+v, %v; want completed, what follows the terminal event unapplied", out, err)
+		}
+		if !ended {
+			t.Error("the stream was abandoned before its end")
+		}
+	})
+	t.Run("the peer keeps it open", func(t *testing.T) {
+		r := &fakeRemote{stream: func(ctx context.Context, _ int, _ *wire.SendMessageRequest) iter.Seq2[wire.Event, error] {
+			return blockUntilDone(ctx, ev(task(wire.TaskStateCompleted)))
+		}}
+		c, _ := testConn(r)
+		start := time.Now()
+		if _, err := c.Delegate(t.Context(), testStep()); err != nil {
+			t.Fatal(err)
+		}
+		if elapsed := time.Since(start); elapsed > time.Second {
+			t.Errorf("took %v: reading on after the terminal event must stop after %v", elapsed, drainGrace)
+		}
+	})
+}
