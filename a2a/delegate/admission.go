@@ -29,6 +29,13 @@ type Admission struct {
 	// false, an input request ends the delegation (the remote task is
 	// cancelled and reconciled) instead of reaching the host's callback.
 	MayRequestInput bool
+	// IdempotentSends is the peer's idempotency contract: it deduplicates a
+	// SendMessage by messageId. A send whose effect is unknown is then
+	// retried within Limits.Attempts with the same attempt id (and so the
+	// same messageId); without it only a send that never reached the peer
+	// is retried, with a new attempt id (admission-boundaries §18.9; A2A
+	// 1.0 §3.3.1: an agent may use the messageId to detect duplicates).
+	IdempotentSends bool
 	// RequireSignature refuses a card without a valid signature from
 	// CardKeys (A2A 1.0 §Agent Card signing; OpenWOP interop.md §Cards). It
 	// fails closed.
