@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/egress"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -54,6 +56,10 @@ type Deps struct {
 	// Admissions are the agents the host admits at start; [Client.Admit]
 	// adds or replaces one later.
 	Admissions []Admission
+	// Map is the interop map whose a2a.taskStateReverse rows project a
+	// remote task's state onto the run's status (OpenWOP interop map; A2A
+	// 1.0 §TaskState). Nil means [mapping.Builtin].
+	Map *mapping.Map
 }
 
 // Default timeouts of [Options].
@@ -100,6 +106,7 @@ type Client struct {
 	http    *http.Client
 	opts    Options
 	log     *slog.Logger
+	reverse *interopmap.Map
 
 	mu         sync.RWMutex
 	admissions map[string]Admission
@@ -132,6 +139,10 @@ func New(deps Deps, opts Options) (*Client, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		admissions: map[string]Admission{},
+		reverse:    (*interopmap.Map)(deps.Map),
+	}
+	if c.reverse == nil {
+		c.reverse = (*interopmap.Map)(mapping.Builtin())
 	}
 	for i, a := range deps.Admissions {
 		if err := c.validate(&a); err != nil {

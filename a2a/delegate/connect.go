@@ -118,7 +118,7 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Conn, error
 		Streaming: fc.card.Capabilities.Streaming,
 		Interface: iface,
 		remote:    remote,
-		deps:      &connDeps{events: c.events, now: c.opts.Now, log: c.log},
+		deps:      &connDeps{events: c.events, now: c.opts.Now, log: c.log, reverse: c.reverse},
 	}, nil
 }
 

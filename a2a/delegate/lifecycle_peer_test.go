@@ -66,7 +66,7 @@ func (a *askingAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter
 
 // realPeer serves agent with a2a-go's own JSON-RPC stack and returns a
 // Conn over a2a-go's a2aclient, assembled the way Connect will.
-func realPeer(t *testing.T, agent *askingAgent, streaming bool) (*Conn, *recordingSink) {
+func askingPeer(t *testing.T, agent *askingAgent, streaming bool) (*Conn, *recordingSink) {
 	t.Helper()
 	srv := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(agent, a2asrv.WithLogger(slog.New(slog.DiscardHandler)))))
 	t.Cleanup(srv.Close)
@@ -88,7 +88,7 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 	}{{"streaming", true}, {"polling", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			agent := &askingAgent{}
-			c, _ := realPeer(t, agent, tc.streaming)
+			c, _ := askingPeer(t, agent, tc.streaming)
 			var asked []string
 			rounds := 0
 			step := testStep()
@@ -102,7 +102,7 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 				}
 				return InputAnswer{Parts: []*wire.Part{wire.NewTextPart("eu-west")}}, nil
 			}
-			ctx := withTrace(t.Context(), interop.TraceContext{TraceParent: testParent})
+			ctx := WithTraceContext(t.Context(), interop.TraceContext{TraceParent: testParent})
 			out, err := c.Delegate(ctx, step)
 			if err != nil {
 				t.Fatalf("Delegate: %v", err)
@@ -127,7 +127,7 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 				t.Fatalf("the agent received %d messages, want the step and one answer", len(agent.messages))
 			}
 			first, answer := agent.messages[0], agent.messages[1]
-			if first.ID != out.AttemptID || first.Metadata["skillId"] != testSkill {
+			if first.ID != out.AttemptID || first.Metadata["skillId"] != stepSkill {
 				t.Errorf("first message id %q metadata %v", first.ID, first.Metadata)
 			}
 			if ow, _ := first.Metadata["openwop"].(map[string]any); ow["traceparent"] != testParent {
@@ -148,7 +148,7 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 
 func TestCancelAnA2AGoAgentsTask(t *testing.T) {
 	agent := &askingAgent{}
-	c, sink := realPeer(t, agent, true)
+	c, sink := askingPeer(t, agent, true)
 	out, err := c.Delegate(t.Context(), testStep()) // no decider: the question cancels the task
 	if err == nil || out.Reconciliation != outbound.RemoteCancelled || out.State != wire.TaskStateCanceled {
 		t.Fatalf("Delegate = %+v, %v; want the task cancelled and verified", out, err)

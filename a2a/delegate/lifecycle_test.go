@@ -30,7 +30,7 @@ func TestDelegateStreamsToCompletion(t *testing.T) {
 		ev(statusEvent(wire.TaskStateCompleted, nil)),
 	)}
 	c, sink := testConn(r)
-	ctx := withTrace(t.Context(), interop.TraceContext{TraceParent: testParent, TraceState: testState})
+	ctx := WithTraceContext(t.Context(), interop.TraceContext{TraceParent: testParent, TraceState: testState})
 	step := testStep()
 	step.Parts = []*wire.Part{wire.NewTextPart("be brief")}
 
@@ -72,11 +72,11 @@ func TestDelegateStreamsToCompletion(t *testing.T) {
 func TestDelegateWithoutTraceSendsNoOpenWOPMetadata(t *testing.T) {
 	r := &fakeRemote{stream: streamOf(ev(task(wire.TaskStateCompleted)))}
 	c, _ := testConn(r)
-	ctx := withTrace(t.Context(), interop.TraceContext{TraceParent: "not-a-traceparent"})
+	ctx := WithTraceContext(t.Context(), interop.TraceContext{TraceParent: "not-a-traceparent"})
 	if _, err := c.Delegate(ctx, testStep()); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]any{"skillId": testSkill}, r.sent(0).Message.Metadata); diff != "" {
+	if diff := cmp.Diff(map[string]any{"skillId": stepSkill}, r.sent(0).Message.Metadata); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)
 	}
 }
