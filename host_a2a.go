@@ -109,6 +109,10 @@ type A2AConfig struct {
 	// 4).
 	MaxBatch         int
 	BatchConcurrency int
+	// Extensions are the A2A extensions the host implements, declared on
+	// every card and activated by a request's A2A-Extensions
+	// (a2a.Options.Extensions), e.g. workunit.AgentExtension().
+	Extensions []wire.AgentExtension
 }
 
 // a2aPlan is the A2A section checked: where it mounts, and the server
@@ -208,6 +212,7 @@ func (p *a2aPlan) options(cfg *Config) a2a.Options {
 		StreamWriteTimeout: c.StreamWriteTimeout,
 		MaxBatch:           c.MaxBatch,
 		BatchConcurrency:   c.BatchConcurrency,
+		Extensions:         c.Extensions,
 		Logger:             cfg.Logger,
 		Now:                cfg.Now,
 	}

@@ -678,6 +678,41 @@ func TestA2ARecordFollowsTheServer(t *testing.T) {
 	}
 }
 
+// TestA2AExtensionsReachTheServer: the extensions a host declares are on
+// its card and activated by a request's A2A-Extensions, which the response
+// echoes (A2A 1.0 §3.2.6); a refused declaration names the section.
+func TestA2AExtensionsReachTheServer(t *testing.T) {
+	const uri = "https://ext.example/unit/v1"
+	cfg := validConfig(newStore(t))
+	cfg.A2A.Extensions = []wire.AgentExtension{{URI: uri, Description: "units"}}
+	srv := server(t, newHost(t, cfg))
+	var c wire.AgentCard
+	if err := json.Unmarshal(send(t, "GET", srv.URL+wopinterop.DefaultCardPath, "", "").body, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Capabilities.Extensions) != 1 || c.Capabilities.Extensions[0].URI != uri || c.Capabilities.Extensions[0].Description != "units" {
+		t.Fatalf("card extensions %+v", c.Capabilities.Extensions)
+	}
+	r, _ := http.NewRequest(http.MethodPost, srv.URL+wopinterop.DefaultA2APath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`))
+	r.Header.Set("Authorization", "Bearer "+acmeKey)
+	r.Header.Set("A2A-Version", "1.0")
+	r.Header.Set("A2A-Extensions", "urn:other, "+uri)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("A2A-Extensions") != uri {
+		t.Fatalf("ListTasks: %d, A2A-Extensions %q", res.StatusCode, res.Header.Get("A2A-Extensions"))
+	}
+
+	cfg = validConfig(newStore(t))
+	cfg.A2A.Extensions = []wire.AgentExtension{{URI: uri, Required: true}}
+	if _, err := wopinterop.New(cfg); err == nil || !strings.Contains(err.Error(), "Extensions[0] is Required, which the server does not enforce") || !slices.Contains(configFields(err), "A2A") {
+		t.Fatalf("a required extension: %v", err)
+	}
+}
+
 // TestRecordSettingsReachTheRecords: every field of a Record is the
 // record's own, for A2A and MCP alike (OpenWOP interop.md §The facets).
 func TestRecordSettingsReachTheRecords(t *testing.T) {

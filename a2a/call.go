@@ -36,6 +36,9 @@ type call struct {
 	// waitUntil, when set, ends every wait of a blocking SendMessage: the
 	// one deadline of a JSON-RPC batch.
 	waitUntil time.Time
+	// activated are the extensions the request's A2A-Extensions activated
+	// among those the server declares (activatedExtensions); nil for none.
+	activated []string
 }
 
 // versionParam is the header (or query parameter, A2A §3.6.1) naming the
@@ -51,6 +54,52 @@ func headerValue(h http.Header, canonical string) string {
 		return v[0]
 	}
 	return ""
+}
+
+// canonicalExtensionsHeader is the A2A-Extensions service parameter (A2A
+// 1.0 §3.2.6) in net/http's canonical form.
+const canonicalExtensionsHeader = "A2a-Extensions"
+
+// activatedExtensions are the declared extensions h's A2A-Extensions
+// requests, in the declared order: every value of the header is a
+// comma-separated list of URIs, which compare exactly (service parameter
+// values are case sensitive). An extension the server does not declare is
+// ignored (A2A extensions §Extension Activation).
+func activatedExtensions(h http.Header, declared []wire.AgentExtension) []string {
+	values := h[canonicalExtensionsHeader]
+	if len(values) == 0 || len(declared) == 0 {
+		return nil
+	}
+	var out []string
+	for _, e := range declared {
+		if requestsExtension(values, e.URI) {
+			out = append(out, e.URI)
+		}
+	}
+	return out
+}
+
+// requestsExtension reports whether one of the comma-separated lists in
+// values names uri.
+func requestsExtension(values []string, uri string) bool {
+	for _, v := range values {
+		for name := range strings.SplitSeq(v, ",") {
+			if strings.Trim(name, " \t") == uri {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// echoExtensions answers the extensions c activated in the response's
+// A2A-Extensions header (A2A extensions §Extension Activation: the
+// response lists the extensions activated for the request). A request
+// that activated none gets no header.
+func echoExtensions(w http.ResponseWriter, c *call) {
+	if c != nil && len(c.activated) > 0 {
+		w.Header()[canonicalExtensionsHeader] = []string{strings.Join(c.activated, ", ")}
+	}
 }
 
 // requestedVersion reads A2A-Version from the header, else the query.
@@ -96,7 +145,7 @@ func (s *Server) prepare(r *http.Request) (c *call, err error) {
 	if err != nil {
 		return nil, s.admissionRefusal(ctx, err)
 	}
-	c = &call{subject: sub, version: d.Version, trace: tracecontext.FromHeaders(r.Header)}
+	c = &call{subject: sub, version: d.Version, trace: tracecontext.FromHeaders(r.Header), activated: activatedExtensions(r.Header, s.cfg.Extensions)}
 	if !d.Accepted() {
 		return c, s.errs.versionNotSupported(strings.Join(d.Supported, ","))
 	}

@@ -76,7 +76,8 @@ func (s *Server) interfaces(tenant string) []*wire.AgentInterface {
 
 // capabilities are the card's capabilities: the a2a facets served
 // (OpenWOP interop map, a2a.card), the same facets that open the operation
-// rows, so the card claims exactly what the gate serves.
+// rows, so the card claims exactly what the gate serves, and the
+// extensions the host implements (Options.Extensions).
 // ExtendedAgentCard: GetExtendedAgentCard answers anything but -32007, the
 // host card's extended view or per-agent cards (OpenWOP interop.md
 // §Per-agent cards).
@@ -85,6 +86,7 @@ func (s *Server) capabilities() wire.AgentCapabilities {
 		Streaming:         s.served.Streaming,
 		PushNotifications: s.served.PushNotifications,
 		ExtendedAgentCard: s.served.ExtendedCard,
+		Extensions:        s.cfg.Extensions,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
@@ -80,6 +81,18 @@ type Options struct {
 	// (A2A 1.0 §8.4): each card version is signed once and its signature
 	// kept. Nil: cards are served unsigned.
 	CardSigner CardSigner
+
+	// Extensions are the A2A extensions the host implements: every card
+	// lists them in capabilities.extensions, and a request that names one
+	// in its A2A-Extensions service parameter activates it — the server
+	// hands the activated ones to the host with the message
+	// (interop.Message.ActivatedExtensions) and echoes them in the
+	// response's A2A-Extensions header (A2A 1.0 §3.2.6; A2A extensions
+	// §Extension Activation). Others a request names are ignored. URIs are
+	// absolute, without commas or whitespace, each once; none may be
+	// Required, which the server does not enforce. Empty: nothing is
+	// declared and no request activates anything.
+	Extensions []wire.AgentExtension
 
 	// SelectWorkflow picks the workflow for a new task when more than one
 	// is a candidate: the routed workflows, or through a per-agent routing
@@ -283,6 +296,23 @@ func (o *Options) problems() []error {
 	if (o.Inventory == nil) != (o.Routing == nil) {
 		problems = append(problems, errors.New("Inventory and Routing go together"))
 	}
+	for i, e := range o.Extensions {
+		p, err := url.Parse(e.URI)
+		switch {
+		case err != nil || !p.IsAbs() || strings.ContainsAny(e.URI, ", \t"):
+			// A2A-Extensions is a comma-separated list (A2A 1.0 §3.2.6):
+			// a URI holding a comma could never be activated.
+			problems = append(problems, fmt.Errorf("Extensions[%d].URI %q is not an absolute URI without commas or whitespace", i, e.URI))
+		case slices.ContainsFunc(o.Extensions[:i], func(x wire.AgentExtension) bool { return x.URI == e.URI }):
+			problems = append(problems, fmt.Errorf("Extensions[%d].URI %q is declared twice", i, e.URI))
+		}
+		if e.Required {
+			// A required extension obliges the agent to refuse every
+			// request that does not activate it (A2A 1.0 §3.3.4), which
+			// this server does not do.
+			problems = append(problems, fmt.Errorf("Extensions[%d] is Required, which the server does not enforce", i))
+		}
+	}
 	return problems
 }
 
@@ -315,6 +345,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Extensions = slices.Clone(o.Extensions)
 	return o
 }
 

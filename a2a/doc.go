@@ -124,6 +124,19 @@
 // (interop.Message.ReferenceTaskIDs, Extensions) exactly as sent and come
 // back in history; a referenced task is a hint, never read.
 //
+// # Extensions
+//
+// Options.Extensions are the A2A extensions the host implements; every
+// card lists them in capabilities.extensions. A request activates those
+// of them its A2A-Extensions service parameter names (A2A 1.0 §3.2.6:
+// comma-separated URIs, every header line read, URIs compared exactly);
+// the activated ones reach the host with the message
+// (interop.Message.ActivatedExtensions, in the declared order) and come
+// back in the response's A2A-Extensions header, on every operation and
+// both bindings (A2A extensions §Extension Activation). A URI the server
+// does not declare is ignored, and a server that declares none activates
+// nothing and sends no header. Package workunit is one such extension.
+//
 // A completed run's output reaches A2A peers as it reaches MCP clients (as
 // structuredContent): when the workflow published no artifact, the Task
 // carries one artifact with artifactId "openwop.output", name "output" and

@@ -148,6 +148,8 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// A version the caller may not use is answered per request.
+	} else {
+		echoExtensions(tw, c)
 	}
 	if e := s.readBody(tw, r, &b.body, parseError()); e != nil {
 		// A body the client stopped sending is not a request.

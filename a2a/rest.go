@@ -118,6 +118,7 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var events iter.Seq2[wire.Event, error]
 	c, err := s.prepare(r)
 	if err == nil {
+		echoExtensions(tw, c)
 		result, events, err = s.invoke(ctx, "HTTP+JSON request", c, rt.op, &b.reqs, in.decode)
 	}
 	switch {

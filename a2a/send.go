@@ -105,12 +105,15 @@ func (s *Server) sendStreamingMessage(ctx context.Context, c *call, req *wire.Se
 }
 
 // acceptSend resolves a SendMessage's target (sendTarget) and validates
-// it (checkSend), before anything is read or written.
+// it (checkSend), before anything is read or written. The host message
+// carries the extensions the request activated.
 func (s *Server) acceptSend(ctx context.Context, c *call, req *wire.SendMessageRequest) (inbound, error) {
 	if err := s.sendTarget(ctx, c, req); err != nil {
 		return inbound{}, err
 	}
-	return s.checkSend(req)
+	in, err := s.checkSend(req)
+	in.host.ActivatedExtensions = c.activated
+	return in, err
 }
 
 // sendTarget resolves the routing value (tenant) of a message that starts

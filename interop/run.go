@@ -202,6 +202,13 @@ type Message struct {
 	// Extensions are the extension URIs the sender declared for this
 	// message (A2A Message.extensions), opaque and kept exactly as sent.
 	Extensions []string
+	// ActivatedExtensions are the extensions the request that carried the
+	// message activated: the URIs of its A2A-Extensions service parameter
+	// (A2A 1.0 §3.2.6) that the server declares in its card's
+	// capabilities.extensions, in the declared order. Unlike Extensions
+	// they are the receiver's decision, not the sender's claim; the
+	// library fills them and never projects them back onto the wire.
+	ActivatedExtensions []string
 }
 
 // TraceContext is a W3C trace context passed to a run. It is propagated,

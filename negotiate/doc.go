@@ -7,8 +7,8 @@
 // floor. [Policy.Inbound] decides the version of a request the host
 // receives (from A2A-Version, or MCP-Protocol-Version / _meta
 // protocolVersion); [Policy.Outbound] decides the version the host uses as a
-// client from what a peer advertises (no client of the library calls it
-// yet). A decision is a value: the protocol
+// client from what a peer advertises (a2a/delegate calls it when the host
+// connects to a remote A2A agent). A decision is a value: the protocol
 // bindings own the wire shape of a refusal (A2A -32009 with
 // supportedVersions, MCP -32022 with data.supported).
 //

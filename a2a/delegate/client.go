@@ -57,6 +57,10 @@ type Deps struct {
 	// Admissions are the agents the host admits at start; [Client.Admit]
 	// adds or replaces one later.
 	Admissions []Admission
+	// Map is the interop map whose a2a.taskStateReverse rows project a
+	// remote task's state onto the run's status (OpenWOP interop map; A2A
+	// 1.0 §TaskState). Nil means [mapping.Builtin].
+	Map *mapping.Map
 }
 
 // Default timeouts of [Options].
@@ -103,8 +107,6 @@ type Client struct {
 	http    *http.Client
 	opts    Options
 	log     *slog.Logger
-	// reverse projects remote task states onto run statuses: the interop
-	// map's a2a.taskStateReverse rows (mapping.Builtin), decoded once.
 	reverse *interopmap.Map
 
 	mu         sync.RWMutex
@@ -138,6 +140,10 @@ func New(deps Deps, opts Options) (*Client, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		admissions: map[string]Admission{},
+		reverse:    (*interopmap.Map)(deps.Map),
+	}
+	if c.reverse == nil {
+		c.reverse = (*interopmap.Map)(mapping.Builtin())
 	}
 	for i, a := range deps.Admissions {
 		if err := c.validate(&a); err != nil {
@@ -165,7 +171,6 @@ func New(deps Deps, opts Options) (*Client, error) {
 	c.opts.CardTimeout = orDefault(c.opts.CardTimeout, DefaultCardTimeout)
 	c.opts.RequestTimeout = orDefault(c.opts.RequestTimeout, DefaultRequestTimeout)
 	c.http = c.guard.NewClient(egress.ClientOptions{TLS: opts.TLS, RefuseRedirects: true})
-	c.reverse = (*interopmap.Map)(mapping.Builtin())
 	return c, nil
 }
 

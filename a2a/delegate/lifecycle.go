@@ -57,6 +57,11 @@ type InputRequest struct {
 	// (OpenWOP interop map, a2a.fields: Message.role); a url part is a
 	// reference the library never fetches.
 	Parts []*wire.Part
+	// PreviousAnswerFailed: the answer to this same request failed to send
+	// with an unknown outcome, and the peer still shows the request. The
+	// failed answer is never re-sent; answering again may give the peer a
+	// second answer if the first did arrive.
+	PreviousAnswerFailed bool
 }
 
 // InputAnswer is the host's answer to an input request.

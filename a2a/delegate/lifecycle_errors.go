@@ -32,8 +32,10 @@ var (
 	// decider declined); the remote task was cancelled and reconciled.
 	ErrInputRefused = errors.New("delegate: remote input request not answered")
 	// ErrDeadline: Limits.Deadline passed before the remote task settled.
-	// It never means nothing happened: the Outcome says
-	// failed-possible-effect. It also matches context.DeadlineExceeded.
+	// Once anything was sent it never means nothing happened: the Outcome
+	// says failed-possible-effect (cancelled-before-admission only when the
+	// deadline passed before the first send). It also matches
+	// context.DeadlineExceeded.
 	ErrDeadline = errors.New("delegate: deadline exceeded")
 	// ErrDisconnected: the connection was lost while the remote task was
 	// active and could not be re-attached; [Conn.Resume] re-attaches later.

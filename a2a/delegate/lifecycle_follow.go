@@ -23,12 +23,17 @@ const (
 	pollMax = 2 * time.Second
 	// maxReadFailures is how many reads in a row may fail before a task
 	// that was last seen active is given up as disconnected.
-	maxReadFailures = 3
+	maxReadFailures = 5
 	// cancelReadBacks is how many GetTask reads a cancel makes to see the
 	// task settle after the cancel.
 	cancelReadBacks = 3
+	// cancelAttempts is how many CancelTask requests a cancel sends to a
+	// task that stays active.
+	cancelAttempts = 2
 	// cancelGrace bounds a cancel sent after the caller's context ended.
 	cancelGrace = 10 * time.Second
+	// drainGrace bounds reading a stream to its end after the task settled.
+	drainGrace = 100 * time.Millisecond
 )
 
 // delegation is one attempt: one first send and everything that follows it
@@ -43,13 +48,19 @@ type delegation struct {
 	contextID string
 	state     wire.TaskState
 	haveState bool
-	// status is the message of the last status read.
-	status *wire.Message
-	// answered: an input answer went out and no state was read since, so
-	// the input-required state read before it is stale.
-	answered bool
-	rounds   int
-	reply    *wire.Message
+	// status is the last status read.
+	status wire.TaskStatus
+	// answered is the input request an answer went out for, until a read
+	// shows the task moved on: a poll may still return that request before
+	// the peer has taken the answer in, and it must not be answered twice.
+	answered *wire.TaskStatus
+	// answerFailed: sending the answer failed with an unknown outcome. A
+	// read that still shows the same request then goes back to the host
+	// for a fresh decision (InputRequest.PreviousAnswerFailed); the failed
+	// answer itself is never re-sent.
+	answerFailed bool
+	rounds       int
+	reply        *wire.Message
 
 	artifacts artifactSet
 	loss      lossTracker
@@ -76,7 +87,9 @@ func (d *delegation) start(ctx context.Context) (*Outcome, error) {
 	}
 	req := &wire.SendMessageRequest{Tenant: d.c.Tenant, Message: d.message(ctx)}
 	if d.streams() {
-		n, serr, ferr := d.consume(d.c.remote.SendStreamingMessage(ctx, req))
+		n, serr, ferr := d.consume(ctx, func(ctx context.Context) iter.Seq2[wire.Event, error] {
+			return d.c.remote.SendStreamingMessage(ctx, req)
+		})
 		switch {
 		case ferr != nil:
 			return d.abandon(ctx, ferr)
@@ -147,7 +160,7 @@ func (d *delegation) settled() bool {
 	}
 	switch d.state {
 	case wire.TaskStateInputRequired, wire.TaskStateAuthRequired:
-		return !d.answered
+		return d.answered == nil
 	}
 	return d.state.Terminal()
 }
@@ -168,7 +181,9 @@ func (d *delegation) follow(ctx context.Context) error {
 		if d.streams() {
 			var n int
 			var ferr error
-			n, err, ferr = d.consume(d.c.remote.SubscribeToTask(ctx, &wire.SubscribeToTaskRequest{Tenant: d.c.Tenant, ID: d.taskID}))
+			n, err, ferr = d.consume(ctx, func(ctx context.Context) iter.Seq2[wire.Event, error] {
+				return d.c.remote.SubscribeToTask(ctx, &wire.SubscribeToTaskRequest{Tenant: d.c.Tenant, ID: d.taskID})
+			})
 			switch {
 			case ferr != nil:
 				return ferr
@@ -229,12 +244,27 @@ func getTaskRequest(tenant string, id wire.TaskID) *wire.GetTaskRequest {
 	return &wire.GetTaskRequest{Tenant: tenant, ID: id, HistoryLength: &noHistory}
 }
 
-// consume applies a stream's events until the task settles or the stream
-// ends. It returns how many events it applied, the stream's own error, and
-// the error of an event the delegation cannot accept (fatal).
-func (d *delegation) consume(seq iter.Seq2[wire.Event, error]) (n int, streamErr, fatal error) {
-	for ev, err := range seq {
-		if err != nil {
+// consume opens a stream and applies its events until the task settles or
+// the stream ends. It returns how many events it applied, the stream's own
+// error, and the error of an event the delegation cannot accept (fatal).
+//
+// Once the task settled, the peer closes the stream (A2A 1.0 §3.1.2);
+// reading on to that end, for at most drainGrace, lets the HTTP connection
+// be reused instead of torn down. What arrives meanwhile is not applied.
+func (d *delegation) consume(ctx context.Context, open func(context.Context) iter.Seq2[wire.Event, error]) (n int, streamErr, fatal error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var drain *time.Timer
+	defer func() {
+		if drain != nil {
+			drain.Stop()
+		}
+	}()
+	for ev, err := range open(sctx) {
+		switch {
+		case drain != nil:
+			continue
+		case err != nil:
 			return n, err, nil
 		}
 		if err := d.apply(ev); err != nil {
@@ -242,7 +272,7 @@ func (d *delegation) consume(seq iter.Seq2[wire.Event, error]) (n int, streamErr
 		}
 		n++
 		if d.settled() {
-			return n, nil, nil
+			drain = time.AfterFunc(drainGrace, cancel)
 		}
 	}
 	return n, nil, nil
@@ -259,7 +289,7 @@ func (d *delegation) apply(ev wire.Event) error {
 			return err
 		}
 		d.loss.task(ev)
-		d.setState(ev.Status.State, ev.Status.Message)
+		d.setState(ev.Status)
 		return d.artifacts.snapshot(ev.Artifacts)
 	case *wire.TaskStatusUpdateEvent:
 		if ev == nil {
@@ -269,7 +299,7 @@ func (d *delegation) apply(ev wire.Event) error {
 			return err
 		}
 		d.loss.event(ev.Metadata)
-		d.setState(ev.Status.State, ev.Status.Message)
+		d.setState(ev.Status)
 		return nil
 	case *wire.TaskArtifactUpdateEvent:
 		if ev == nil {
@@ -321,11 +351,24 @@ func (d *delegation) adopt(taskID wire.TaskID, contextID string) error {
 	return nil
 }
 
-// setState records a state read, with the status message that came with
-// it, and the warning a state outside the projection earns.
-func (d *delegation) setState(s wire.TaskState, msg *wire.Message) {
+// setState records a status read, and the warning a state outside the
+// projection earns.
+func (d *delegation) setState(st wire.TaskStatus) {
+	s, msg := st.State, st.Message
 	changed := !d.haveState || s != d.state
-	d.state, d.haveState, d.status, d.answered = s, true, msg, false
+	d.state, d.haveState, d.status = s, true, st
+	if d.answered != nil {
+		same := s == wire.TaskStateInputRequired && sameRequest(*d.answered, st)
+		switch {
+		case !same:
+			// The task moved on: the answer arrived.
+			d.answered, d.answerFailed = nil, false
+		case d.answerFailed:
+			// Still the same request after an answer that failed: the
+			// host decides again.
+			d.answered = nil
+		}
+	}
 	if changed {
 		if w := d.c.warning(s); w != "" {
 			d.loss.coerced(w)
@@ -350,8 +393,10 @@ func (d *delegation) decide(ctx context.Context) (InputAnswer, error) {
 	}
 	req := InputRequest{
 		AttemptID: d.attemptID, TaskID: d.taskID, ContextID: d.contextID, Round: d.rounds,
-		Parts: d.loss.requestView(d.status),
+		Parts:                d.loss.requestView(d.status.Message),
+		PreviousAnswerFailed: d.answerFailed,
 	}
+	d.answerFailed = false
 	ans, err := d.step.Decide(ctx, req)
 	switch {
 	case err != nil:
@@ -364,29 +409,37 @@ func (d *delegation) decide(ctx context.Context) (InputAnswer, error) {
 
 // answer sends the host's answer. An answer the peer refuses ends the
 // delegation; one whose fate is unknown is never sent again: follow reads
-// what became of it.
+// what became of it, and a task still on the same request goes back to
+// the host.
 func (d *delegation) answer(ctx context.Context, ans InputAnswer) error {
 	req := &wire.SendMessageRequest{Tenant: d.c.Tenant, Message: d.answerMessage(ctx, d.rounds, ans.Parts)}
-	d.answered = true
+	answered := d.status
+	d.answered = &answered
+	var err error
 	if d.streams() {
-		_, serr, ferr := d.consume(d.c.remote.SendStreamingMessage(ctx, req))
+		var ferr error
+		_, err, ferr = d.consume(ctx, func(ctx context.Context) iter.Seq2[wire.Event, error] {
+			return d.c.remote.SendStreamingMessage(ctx, req)
+		})
 		if ferr != nil {
 			return ferr
 		}
-		if serr != nil && refusedBeforeExecution(serr) {
-			return fmt.Errorf("delegate: input answer refused: %w", serr)
+	} else {
+		req.Config = &wire.SendMessageConfig{ReturnImmediately: true}
+		var res wire.SendMessageResult
+		if res, err = d.c.remote.SendMessage(ctx, req); err == nil {
+			return d.apply(res)
 		}
-		return nil
 	}
-	req.Config = &wire.SendMessageConfig{ReturnImmediately: true}
-	res, err := d.c.remote.SendMessage(ctx, req)
-	if err != nil {
-		if refusedBeforeExecution(err) {
-			return fmt.Errorf("delegate: input answer refused: %w", err)
-		}
+	switch {
+	case err == nil || d.answered == nil:
+		// Delivered, or the task already moved on.
 		return nil
+	case refusedBeforeExecution(err):
+		return fmt.Errorf("delegate: input answer refused: %w", err)
 	}
-	return d.apply(res)
+	d.answerFailed = true
+	return nil
 }
 
 // outcome is what the attempt knows now.
@@ -517,7 +570,7 @@ func (d *delegation) abandon(ctx context.Context, cause error) (*Outcome, error)
 		case task != nil && refusedResult:
 			// Only the state of the read-back counts; the content the
 			// delegation refused stays refused.
-			d.setState(task.Status.State, nil)
+			d.setState(wire.TaskStatus{State: task.Status.State})
 		case task != nil:
 			if aerr := d.apply(task); aerr != nil {
 				refusedResult, cause = true, errors.Join(cause, aerr)
@@ -618,6 +671,20 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// sameRequest reports whether st is still the input request prev was
+// answered for: the same status message, else the same status timestamp.
+// A request that carries neither cannot be told from a new one, so it
+// counts as the same until the task reads in another state.
+func sameRequest(prev, st wire.TaskStatus) bool {
+	if prev.Message != nil && st.Message != nil && prev.Message.ID != "" && st.Message.ID != "" {
+		return prev.Message.ID == st.Message.ID
+	}
+	if prev.Timestamp != nil && st.Timestamp != nil {
+		return !st.Timestamp.After(*prev.Timestamp)
+	}
+	return true
 }
 
 // artifactID is a's id, or "" for a missing artifact.

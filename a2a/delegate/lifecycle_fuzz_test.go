@@ -50,7 +50,7 @@ func FuzzPeerEvents(f *testing.F) {
 				t.Fatalf("state %q projected to %q", d.state, status)
 			}
 		}
-		for _, p := range d.loss.requestView(d.status) {
+		for _, p := range d.loss.requestView(d.status.Message) {
 			if p.Metadata != nil {
 				t.Fatal("the input-request view kept part metadata")
 			}

@@ -187,7 +187,7 @@ const (
 	testTenant  = "tenant-a"
 	testTask    = wire.TaskID("task-1")
 	testContext = "ctx-1"
-	lifeSkill   = "summarise"
+	stepSkill   = "summarise"
 	testClass   = "public"
 )
 
@@ -199,7 +199,7 @@ func testConn(r remote, edit ...func(*Admission)) (*Conn, *recordingSink) {
 	sink := &recordingSink{}
 	adm := Admission{
 		Alias:           "peer",
-		Skills:          []AdmittedSkill{{ID: lifeSkill}},
+		Skills:          []AdmittedSkill{{ID: stepSkill}},
 		DataClasses:     []string{testClass},
 		Limits:          Limits{Deadline: 2 * time.Second},
 		MayRequestInput: true,
@@ -218,7 +218,7 @@ func testConn(r remote, edit ...func(*Admission)) (*Conn, *recordingSink) {
 }
 
 func testStep() Step {
-	return Step{Skill: lifeSkill, DataClass: testClass, Inputs: json.RawMessage(`{"text":"hello"}`)}
+	return Step{Skill: stepSkill, DataClass: testClass, Inputs: json.RawMessage(`{"text":"hello"}`)}
 }
 
 func task(state wire.TaskState, arts ...*wire.Artifact) *wire.Task {

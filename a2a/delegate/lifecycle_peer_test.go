@@ -2,6 +2,7 @@ package delegate
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"log/slog"
 	"net/http/httptest"
@@ -63,7 +64,7 @@ func (a *askingAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter
 	}
 }
 
-// askingPeer serves agent with a2a-go's own JSON-RPC stack and returns a
+// realPeer serves agent with a2a-go's own JSON-RPC stack and returns a
 // Conn over a2a-go's a2aclient, assembled the way Connect will.
 func askingPeer(t *testing.T, agent *askingAgent, streaming bool) (*Conn, *recordingSink) {
 	t.Helper()
@@ -89,8 +90,13 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 			agent := &askingAgent{}
 			c, _ := askingPeer(t, agent, tc.streaming)
 			var asked []string
+			rounds := 0
 			step := testStep()
 			step.Decide = func(_ context.Context, req InputRequest) (InputAnswer, error) {
+				rounds = req.Round
+				if req.Round > 1 && !req.PreviousAnswerFailed {
+					t.Errorf("asked again in round %d without a failed answer", req.Round)
+				}
 				for _, p := range req.Parts {
 					asked = append(asked, p.Text())
 				}
@@ -107,8 +113,12 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 			if len(out.Artifacts) != 1 || out.Artifacts[0].Parts[0].Text() != "deployed to eu-west" {
 				t.Fatalf("artifacts %+v, want the one the answer produced", out.Artifacts)
 			}
-			if diff := cmp.Diff([]string{"which region?"}, asked); diff != "" {
-				t.Errorf("decider saw (-want +got):\n%s", diff)
+			// a2a-go may refuse an answer that arrives before the execution
+			// that asked has wound down ("task execution is already in
+			// progress", -32603): the request is still open, so the host
+			// decides again.
+			if rounds < 1 || rounds > 2 || len(asked) != rounds || asked[0] != "which region?" || asked[rounds-1] != "which region?" {
+				t.Errorf("decider saw %q in %d rounds", asked, rounds)
 			}
 
 			agent.mu.Lock()
@@ -117,7 +127,7 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 				t.Fatalf("the agent received %d messages, want the step and one answer", len(agent.messages))
 			}
 			first, answer := agent.messages[0], agent.messages[1]
-			if first.ID != out.AttemptID || first.Metadata["skillId"] != lifeSkill {
+			if first.ID != out.AttemptID || first.Metadata["skillId"] != stepSkill {
 				t.Errorf("first message id %q metadata %v", first.ID, first.Metadata)
 			}
 			if ow, _ := first.Metadata["openwop"].(map[string]any); ow["traceparent"] != testParent {
@@ -126,7 +136,7 @@ func TestDelegateToAnA2AGoAgent(t *testing.T) {
 			if d, _ := first.Parts[0].Data().(map[string]any); d["text"] != "hello" {
 				t.Errorf("inputs arrived as %#v", first.Parts[0].Content)
 			}
-			if answer.ID != out.AttemptID+"-input-1" || answer.TaskID != out.TaskID || answer.ContextID != out.ContextID {
+			if answer.ID != fmt.Sprintf("%s-input-%d", out.AttemptID, rounds) || answer.TaskID != out.TaskID || answer.ContextID != out.ContextID {
 				t.Errorf("answer %q on task %q context %q", answer.ID, answer.TaskID, answer.ContextID)
 			}
 			if diff := cmp.Diff([]string{testTenant, testTenant}, agent.tenants); diff != "" {
@@ -146,8 +156,11 @@ func TestCancelAnA2AGoAgentsTask(t *testing.T) {
 	agent.mu.Lock()
 	cancels, messages := agent.cancels, len(agent.messages)
 	agent.mu.Unlock()
-	if cancels != 1 || messages != 1 {
-		t.Errorf("agent saw %d cancels and %d messages, want 1 and 1 (no automatic reply)", cancels, messages)
+	// a2a-go may refuse a cancel that races the end of the execution
+	// (ErrTaskNotCancelable while the task stays INPUT_REQUIRED); the
+	// read-back sees it active and the cancel is sent again.
+	if cancels < 1 || cancels > cancelAttempts || messages != 1 {
+		t.Errorf("agent saw %d cancels and %d messages, want 1–%d cancels and 1 message (no automatic reply)", cancels, messages, cancelAttempts)
 	}
 	if n := len(sink.ofType(EventReconciled)); n != 0 {
 		t.Errorf("%d reconciliation records for a verified cancel", n)

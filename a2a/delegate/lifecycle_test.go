@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestDelegateWithoutTraceSendsNoOpenWOPMetadata(t *testing.T) {
 	if _, err := c.Delegate(ctx, testStep()); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]any{"skillId": lifeSkill}, r.sent(0).Message.Metadata); diff != "" {
+	if diff := cmp.Diff(map[string]any{"skillId": stepSkill}, r.sent(0).Message.Metadata); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)
 	}
 }
@@ -470,4 +471,133 @@ func TestEveryInputRequestGetsAFreshDecision(t *testing.T) {
 	if sends, _, _, _ := r.counts(); sends != 3 || r.sent(2).Message.ID != out.AttemptID+"-input-2" {
 		t.Errorf("sends = %d, want the step and two answers", sends)
 	}
+}
+
+// askingTask is a polled task waiting on the question with message id qid.
+func askingTask(qid string) *wire.Task {
+	t := task(wire.TaskStateInputRequired)
+	t.Status.Message = &wire.Message{ID: qid, Role: wire.MessageRoleAgent, Parts: []*wire.Part{wire.NewTextPart("region?")}}
+	return t
+}
+
+func TestAStaleInputRequestIsNotAnsweredTwice(t *testing.T) {
+	r := &fakeRemote{
+		send: func(_ context.Context, n int, _ *wire.SendMessageRequest) (wire.SendMessageResult, error) {
+			return askingTask("q1"), nil // the answer's response still shows the question
+		},
+		get: func(_ context.Context, n int, _ *wire.GetTaskRequest) (*wire.Task, error) {
+			if n == 1 {
+				return askingTask("q1"), nil
+			}
+			return task(wire.TaskStateCompleted), nil
+		},
+	}
+	c, _ := testConn(r)
+	c.Streaming = false
+	decisions := 0
+	step := testStep()
+	step.Decide = func(context.Context, InputRequest) (InputAnswer, error) {
+		decisions++
+		return InputAnswer{Parts: []*wire.Part{wire.NewTextPart("eu")}}, nil
+	}
+	out, err := c.Delegate(t.Context(), step)
+	if err != nil || out.Status != interop.StatusCompleted {
+		t.Fatalf("Delegate = %+v, %v", out, err)
+	}
+	if sends, _, _, _ := r.counts(); decisions != 1 || sends != 2 {
+		t.Errorf("decisions=%d sends=%d, want one answer to one request", decisions, sends)
+	}
+}
+
+func TestAFailedAnswerGoesBackToTheHost(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		afterFailure  *wire.Task
+		wantDecisions []bool // PreviousAnswerFailed of each decision
+		wantSends     int
+	}{
+		{"the request is still open", askingTask("q1"), []bool{false, true}, 3},
+		{"the answer had arrived", task(wire.TaskStateWorking), []bool{false}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &fakeRemote{
+				send: func(_ context.Context, n int, _ *wire.SendMessageRequest) (wire.SendMessageResult, error) {
+					switch n {
+					case 1:
+						return askingTask("q1"), nil
+					case 2:
+						return nil, peerError(wire.ErrInternalError) // fate unknown
+					}
+					return task(wire.TaskStateCompleted), nil
+				},
+				get: func(_ context.Context, n int, _ *wire.GetTaskRequest) (*wire.Task, error) {
+					if n == 1 {
+						return tc.afterFailure, nil
+					}
+					return task(wire.TaskStateCompleted), nil
+				},
+			}
+			c, _ := testConn(r)
+			c.Streaming = false
+			var decisions []bool
+			step := testStep()
+			step.Decide = func(_ context.Context, req InputRequest) (InputAnswer, error) {
+				decisions = append(decisions, req.PreviousAnswerFailed)
+				if req.Round != len(decisions) {
+					t.Errorf("round %d for decision %d", req.Round, len(decisions))
+				}
+				return InputAnswer{Parts: []*wire.Part{wire.NewTextPart("eu")}}, nil
+			}
+			out, err := c.Delegate(t.Context(), step)
+			if err != nil || out.Status != interop.StatusCompleted {
+				t.Fatalf("Delegate = %+v, %v", out, err)
+			}
+			if !cmp.Equal(decisions, tc.wantDecisions) {
+				t.Errorf("decisions %v, want %v", decisions, tc.wantDecisions)
+			}
+			sends, _, _, _ := r.counts()
+			if sends != tc.wantSends {
+				t.Fatalf("sends = %d, want %d", sends, tc.wantSends)
+			}
+			for i := 1; i < sends; i++ {
+				if id, want := r.sent(i).Message.ID, fmt.Sprintf("%s-input-%d", out.AttemptID, i); id != want {
+					t.Errorf("answer %d id %q, want %q: a failed answer is never re-sent as is", i, id, want)
+				}
+			}
+		})
+	}
+}
+
+func TestASettledStreamIsReadToItsEnd(t *testing.T) {
+	t.Run("the peer closes it", func(t *testing.T) {
+		ended := false
+		r := &fakeRemote{stream: func(context.Context, int, *wire.SendMessageRequest) iter.Seq2[wire.Event, error] {
+			return func(yield func(wire.Event, error) bool) {
+				if yield(task(wire.TaskStateCompleted), nil) && yield(statusEvent(wire.TaskStateFailed, nil), nil) {
+					ended = true // the consumer kept reading: the connection can be reused
+				}
+			}
+		}}
+		c, _ := testConn(r)
+		out, err := c.Delegate(t.Context(), testStep())
+		if err != nil || out.State != wire.TaskStateCompleted {
+			t.Fatalf("Delegate = %+v, %v; want completed, what follows the terminal event unapplied", out, err)
+		}
+		if !ended {
+			t.Error("the stream was abandoned before its end")
+		}
+	})
+	t.Run("the peer keeps it open", func(t *testing.T) {
+		r := &fakeRemote{stream: func(ctx context.Context, _ int, _ *wire.SendMessageRequest) iter.Seq2[wire.Event, error] {
+			return blockUntilDone(ctx, ev(task(wire.TaskStateCompleted)))
+		}}
+		c, _ := testConn(r)
+		start := time.Now()
+		if _, err := c.Delegate(t.Context(), testStep()); err != nil {
+			t.Fatal(err)
+		}
+		if elapsed := time.Since(start); elapsed > time.Second {
+			t.Errorf("took %v: reading on after the terminal event must stop after %v", elapsed, drainGrace)
+		}
+	})
 }

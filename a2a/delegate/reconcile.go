@@ -55,24 +55,31 @@ func (c *Conn) Cancel(ctx context.Context, prev *Outcome) (outbound.Reconciliati
 
 // cancelRemote sends CancelTask and reads the task back with GetTask until
 // it settles or cancelReadBacks reads have passed. A cancel never counts
-// as done on the peer's acknowledgement alone.
+// as done on the peer's acknowledgement alone. A task still active after
+// the read-backs is asked once more, up to cancelAttempts cancels in all:
+// a cancel is idempotent (A2A 1.0 §3.3.1), and a peer may refuse one that
+// races the end of an execution while the task stays active.
 func (c *Conn) cancelRemote(ctx context.Context, id wire.TaskID) (outbound.Reconciliation, *wire.Task, error) {
-	_, cerr := c.remote.CancelTask(ctx, &wire.CancelTaskRequest{Tenant: c.Tenant, ID: id})
-	if errors.Is(cerr, wire.ErrTaskNotFound) {
-		return outbound.CancelRequestedRemoteUnknown, nil, fmt.Errorf("%w: %w", ErrRemoteUnknown, cerr)
-	}
-	task, err := c.readBack(ctx, id)
-	if err != nil {
-		return outbound.CancelRequestedRemoteUnknown, nil, fmt.Errorf("%w: %w", ErrRemoteUnknown, errors.Join(cerr, err))
-	}
-	rec := afterCancel(task.Status.State)
-	if rec == outbound.CancelRequestedRemoteUnknown {
-		if cerr == nil {
-			cerr = errors.New("the task did not settle after the cancel")
+	for attempt := 1; ; attempt++ {
+		_, cerr := c.remote.CancelTask(ctx, &wire.CancelTaskRequest{Tenant: c.Tenant, ID: id})
+		if errors.Is(cerr, wire.ErrTaskNotFound) {
+			return outbound.CancelRequestedRemoteUnknown, nil, fmt.Errorf("%w: %w", ErrRemoteUnknown, cerr)
 		}
-		return rec, task, fmt.Errorf("%w: %w", ErrRemoteUnknown, cerr)
+		task, err := c.readBack(ctx, id)
+		if err != nil {
+			return outbound.CancelRequestedRemoteUnknown, nil, fmt.Errorf("%w: %w", ErrRemoteUnknown, errors.Join(cerr, err))
+		}
+		rec := afterCancel(task.Status.State)
+		if rec != outbound.CancelRequestedRemoteUnknown {
+			return rec, task, nil
+		}
+		if attempt >= cancelAttempts || ctx.Err() != nil {
+			if cerr == nil {
+				cerr = errors.New("the task did not settle after the cancel")
+			}
+			return rec, task, fmt.Errorf("%w: %w", ErrRemoteUnknown, cerr)
+		}
 	}
-	return rec, task, nil
 }
 
 // readBack reads a task after a cancel, a few times with a doubling wait

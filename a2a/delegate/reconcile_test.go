@@ -108,8 +108,8 @@ func TestCancelAcknowledgementAloneIsNotVerification(t *testing.T) {
 	if rec != outbound.CancelRequestedRemoteUnknown || !errors.Is(err, ErrRemoteUnknown) {
 		t.Fatalf("Cancel = %q, %v; want cancel-requested-remote-unknown", rec, err)
 	}
-	if _, gets, _, _ := r.counts(); gets != cancelReadBacks {
-		t.Errorf("gets = %d, want %d read-backs", gets, cancelReadBacks)
+	if _, gets, cancels, _ := r.counts(); cancels != 2 || gets != 6 {
+		t.Errorf("cancels=%d gets=%d, want 2 cancels each read back 3 times", cancels, gets)
 	}
 	if got := reconciled(t, sink); len(got) != 1 || !cmp.Equal(got[0], map[string]any{
 		"protocol": "a2a", "attemptId": "att_1", "reconciliation": "cancel-requested-remote-unknown", "status": "running"}) {
@@ -532,5 +532,34 @@ func TestDeadlineWhileTheHostDecidesIsATimeout(t *testing.T) {
 	}
 	if got := reconciled(t, sink); len(got) != 1 || got[0]["status"] != "waiting-input" {
 		t.Errorf("records %v", got)
+	}
+}
+
+// TestACancelRefusedWhileActiveIsSentAgain is the race a2a-go shows: a
+// cancel that meets the end of an execution is refused as not cancelable
+// while the task stays INPUT_REQUIRED.
+func TestACancelRefusedWhileActiveIsSentAgain(t *testing.T) {
+	var r *fakeRemote
+	r = &fakeRemote{
+		cancel: func(_ context.Context, n int, _ *wire.CancelTaskRequest) (*wire.Task, error) {
+			if n == 1 {
+				return nil, peerError(wire.ErrTaskNotCancelable)
+			}
+			return task(wire.TaskStateCanceled), nil
+		},
+		get: func(context.Context, int, *wire.GetTaskRequest) (*wire.Task, error) {
+			if _, _, cancels, _ := r.counts(); cancels < 2 {
+				return task(wire.TaskStateInputRequired), nil
+			}
+			return task(wire.TaskStateCanceled), nil
+		},
+	}
+	c, _ := testConn(r)
+	rec, err := c.Cancel(t.Context(), &Outcome{AttemptID: "att_1", TaskID: testTask})
+	if rec != outbound.RemoteCancelled || err != nil {
+		t.Fatalf("Cancel = %q, %v; want remote-cancelled", rec, err)
+	}
+	if _, _, cancels, _ := r.counts(); cancels != 2 {
+		t.Errorf("cancels = %d, want 2", cancels)
 	}
 }

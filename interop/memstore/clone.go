@@ -42,7 +42,7 @@ func (z *cloneSizes) addRun(r *interop.Run) {
 
 func (z *cloneSizes) addMessage(m *interop.Message) {
 	z.addParts(m.Parts)
-	z.strs += len(m.ReferenceTaskIDs) + len(m.Extensions)
+	z.strs += len(m.ReferenceTaskIDs) + len(m.Extensions) + len(m.ActivatedExtensions)
 }
 
 func (z *cloneSizes) addInterrupt(in *interop.Interrupt) {
@@ -166,6 +166,7 @@ func (a *arena) cloneMessage(m interop.Message) interop.Message {
 	m.Metadata = cloneJSONMap(m.Metadata)
 	m.ReferenceTaskIDs = a.cloneStrs(m.ReferenceTaskIDs)
 	m.Extensions = a.cloneStrs(m.Extensions)
+	m.ActivatedExtensions = a.cloneStrs(m.ActivatedExtensions)
 	return m
 }
 

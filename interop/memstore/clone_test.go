@@ -43,16 +43,18 @@ func richRun(t *testing.T, s *Store, sub interop.Subject) (interop.Run, chan<- s
 		}
 		return json.RawMessage(`{"out":[1,2]}`), nil
 	})
-	msg := &interop.Message{ID: "m", Role: interop.RoleUser, Parts: []interop.Part{interop.TextPart("hi")}, Metadata: map[string]any{"k": "v"}}
+	msg := &interop.Message{ID: "m", Role: interop.RoleUser, Parts: []interop.Part{interop.TextPart("hi")}, Metadata: map[string]any{"k": "v"},
+		ActivatedExtensions: []string{"https://ext.example/v1"}}
 	run := mustCreate(t, s, sub, interop.CreateRunRequest{WorkflowID: "rich", Message: msg})
 	msg.Parts[0].Text = "changed by the caller after CreateRun"
 	msg.Metadata["k"] = "changed"
+	msg.ActivatedExtensions[0] = "changed"
 	waitStatus(t, s, sub, run.ID, interop.StatusWaitingInput)
 	got, err := s.GetRun(testCtx(t), sub, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Messages[0].Parts[0].Text != "hi" || got.Messages[0].Metadata["k"] != "v" {
+	if got.Messages[0].Parts[0].Text != "hi" || got.Messages[0].Metadata["k"] != "v" || got.Messages[0].ActivatedExtensions[0] != "https://ext.example/v1" {
 		t.Fatal("the store kept the caller's message memory")
 	}
 	return got, finish
@@ -74,6 +76,7 @@ func scribble(r *interop.Run) {
 	r.Artifacts[1].Parts[0].URL = "x"
 	r.Messages[0].Parts[0].Text = "x"
 	r.Messages[0].Metadata["k"] = "x"
+	r.Messages[0].ActivatedExtensions[0] = "x"
 	r.Artifacts = append(r.Artifacts[:0], interop.Artifact{ID: "x"})
 	if len(r.Output) > 0 {
 		r.Output[0] = 'x'
