@@ -108,6 +108,9 @@
 // cancel-requested-remote-unknown, failed-no-effect (refused before
 // execution), failed-possible-effect (a timeout or a failure mid-task —
 // never "nothing happened") and disconnected-still-active.
+// [Conn.Submit] is Delegate's first half, for a host that hands a step off
+// and comes back later: one returnImmediately send, the task as its answer
+// shows it, nothing followed.
 // [Conn.Resume] re-attaches with SubscribeToTask or GetTask; nothing ever
 // re-sends a message. A failure that proves no effect is retried within
 // Limits.Attempts with a new attempt id; a failure of unknown effect only

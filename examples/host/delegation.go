@@ -126,8 +126,9 @@ func (c peerCredentials) Credential(_ context.Context, ref delegate.CredentialRe
 const dataClassRunInputs = "run-inputs"
 
 // delegation is the host's A2A client side: the operator's admissions
-// (agents) and the seam's (seam, nil without -conformance-seams), over one
-// guarded HTTP client for the admission card reads.
+// (agents) and the seam's (seam, nil without -conformance-seams), both
+// behind one egress guard, and a guarded HTTP client for the admission
+// card reads.
 type delegation struct {
 	agents  *delegate.Client
 	seam    *delegate.Client
@@ -135,8 +136,7 @@ type delegation struct {
 	guard   *egress.Guard
 	http    *http.Client
 	policy  *negotiate.Policy
-	log     *slog.Logger
-	seamOps *seamCalls
+	seamOps *seamCalls // the seam calls waiting for their runs
 }
 
 // newDelegation builds the clients and pins the skills of every -a2a-agent
@@ -158,20 +158,17 @@ func newDelegation(ctx context.Context, cfg config, policy *negotiate.Policy, lo
 		guard:   guard,
 		http:    guard.NewClient(egress.ClientOptions{RefuseRedirects: true}),
 		policy:  policy,
-		log:     log,
 		seamOps: newSeamCalls(),
 	}
-	deps := func() delegate.Deps {
-		return delegate.Deps{Policy: policy, Events: cfg.Store, Guard: guard, Credentials: creds}
-	}
+	deps := delegate.Deps{Policy: policy, Events: cfg.Store, Guard: guard, Credentials: creds}
 	opts := delegate.Options{Logger: log, Now: cfg.Now}
-	if d.agents, err = delegate.New(deps(), opts); err != nil {
+	if d.agents, err = delegate.New(deps, opts); err != nil {
 		return nil, err
 	}
 	if cfg.Seams {
 		seamOpts := opts
 		seamOpts.RequestTimeout = seamSendTimeout
-		if d.seam, err = delegate.New(deps(), seamOpts); err != nil {
+		if d.seam, err = delegate.New(deps, seamOpts); err != nil {
 			return nil, err
 		}
 	}
@@ -323,25 +320,53 @@ func (d *delegation) runDelegate(ctx context.Context, rc *memstore.RunContext) (
 	case asker.cancelled:
 		return nil, memstore.Cancel("the remote agent's input request was cancelled")
 	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.Is(err, delegate.ErrInputRefused):
-		return nil, memstore.FailWith(codeInputDeclined, "the remote agent's input request was declined")
-	case errors.Is(err, delegate.ErrRemoteFailed):
-		return nil, memstore.FailWith(codeRemoteFailed, "the remote agent's task failed")
-	case errors.Is(err, delegate.ErrRemoteCancelled):
-		return nil, memstore.Cancel("the remote agent cancelled its task")
+		return nil, ctx.Err() // the run is being cancelled; Delegate cancelled the remote task
+	case errors.Is(err, delegate.ErrAuthRequired):
+		// The demo host has no way to obtain the agent's credential: it
+		// gives the task up rather than leave it waiting (the cancel's
+		// reconciliation goes on the run's log when it is not verified).
+		_, _ = conn.Cancel(ctx, out)
+		return nil, failDelegation(runID, err)
 	case err != nil:
-		return nil, failProjected(runID, err)
+		return nil, failDelegation(runID, err)
 	}
 	return publishOutcome(rc, in.Agent, skill, out)
 }
 
-// Vendor failure codes of delegate-remote runs (OpenWOP errors.md: a
-// vendor code is <org>.<name>).
+// Failure codes of delegate-remote runs for the ends of a delegation that
+// are no exchange error: vendor codes (OpenWOP errors.md: <org>.<name>),
+// and registered ones where the registry has the meaning.
 const (
-	codeInputDeclined = "wopinterop.remote_input_declined"
-	codeRemoteFailed  = "wopinterop.remote_task_failed"
+	codeInputDeclined      = "wopinterop.remote_input_declined"
+	codeRemoteFailed       = "wopinterop.remote_task_failed"
+	codeArtifactRefused    = "wopinterop.remote_artifact_refused"
+	codeCredentialRequired = "credential_required"
+	codeRunnerUnavailable  = "runner_unavailable"
 )
+
+// failDelegation ends a delegate-remote run whose delegation ended in err:
+// the delegation's own ends by kind (their messages the host's words, never
+// the peer's), and every other error as delegate.ProjectError projects it.
+func failDelegation(runID string, err error) error {
+	var step *delegate.StepError
+	switch {
+	case errors.As(err, &step):
+		return memstore.FailWith(codeValidation, "the step is not covered by the agent's admission: "+step.Field+" "+step.Reason)
+	case errors.Is(err, delegate.ErrInputRefused):
+		return memstore.FailWith(codeInputDeclined, "the remote agent's input request was declined")
+	case errors.Is(err, delegate.ErrRemoteCancelled):
+		return memstore.Cancel("the remote agent cancelled its task")
+	case errors.Is(err, delegate.ErrRemoteFailed):
+		return memstore.FailWith(codeRemoteFailed, "the remote agent's task failed")
+	case errors.Is(err, delegate.ErrArtifactRefused):
+		return memstore.FailWith(codeArtifactRefused, "an artifact of the remote agent failed admission")
+	case errors.Is(err, delegate.ErrAuthRequired):
+		return memstore.FailWith(codeCredentialRequired, "the remote agent requires authentication the host does not have")
+	case errors.Is(err, delegate.ErrDisconnected):
+		return memstore.FailWith(codeRunnerUnavailable, "the connection to the remote agent was lost while its task was active")
+	}
+	return failProjected(runID, err)
+}
 
 // failProjected fails the run with the OpenWOP error the delegation's
 // error projects to (delegate.ProjectError): its registered code and the

@@ -164,14 +164,29 @@ func delegationLeg(t *testing.T, peer *a2apeers.Peer) {
 			t.Fatal("the remote task of a declined input request was not cancelled")
 		}
 	})
-	t.Run("remote failure", func(t *testing.T) {
-		h.t = t
-		runID := h.delegateRun(`{"agent":"scripted","text":"fail"}`)
-		events, _ := h.runLog(runID)
-		if last := events[len(events)-1]; last.Type != "run.failed" || last.str("error.code") != codeRemoteFailed {
-			t.Fatalf("run ends with %s %s", last.Type, last.Payload)
-		}
-	})
+	for _, tc := range []struct{ name, inputs, code string }{
+		{"remote failure", `{"agent":"scripted","text":"fail"}`, codeRemoteFailed},
+		{"remote rejection", `{"agent":"scripted","text":"reject"}`, codeRemoteFailed},
+		{"authentication required", `{"agent":"scripted","text":"auth-required"}`, codeCredentialRequired},
+		{"skill not admitted", `{"agent":"scripted","skill":"other","text":"complete"}`, codeValidation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.t = t
+			before := len(peer.Calls())
+			runID := h.delegateRun(tc.inputs)
+			events, _ := h.runLog(runID)
+			last := events[len(events)-1]
+			if last.Type != "run.failed" || last.str("error.code") != tc.code {
+				t.Fatalf("run ends with %s %s, want run.failed %s", last.Type, last.Payload, tc.code)
+			}
+			if tc.code == codeValidation && len(peer.Calls()) != before {
+				t.Fatal("a step outside the admission reached the agent")
+			}
+			if tc.code == codeCredentialRequired && !slices.ContainsFunc(peer.Calls()[before:], func(c a2apeers.Request) bool { return c.Method == "CancelTask" }) {
+				t.Fatal("a task waiting for authentication was left behind, not cancelled")
+			}
+		})
+	}
 }
 
 func TestDelegateRemoteGo(t *testing.T) {

@@ -286,12 +286,12 @@ func (d *delegation) runSeam(ctx context.Context, rc *memstore.RunContext) (json
 		return nil, memstore.Fail("this run was not started by the a2a seam")
 	}
 	ctx = delegate.WithTraceContext(ctx, rc.Trace())
-	out, version, err := d.invokeOnce(ctx, rc.RunID(), call.a2aInvoke)
-	call.done <- seamResult{version: version, err: err}
+	out, negotiated, err := d.invokeOnce(ctx, rc.RunID(), call.a2aInvoke)
+	call.done <- seamResult{version: negotiated, err: err}
 	if err != nil {
 		return nil, failProjected(rc.RunID(), err)
 	}
-	return json.Marshal(seamOutputs{NegotiatedVersion: version, RemoteTaskID: string(out.TaskID), RemoteState: out.State})
+	return json.Marshal(seamOutputs{NegotiatedVersion: negotiated, RemoteTaskID: string(out.TaskID), RemoteState: out.State})
 }
 
 // invokeOnce admits the peer for this call, connects on runID and sends
@@ -307,7 +307,9 @@ func (d *delegation) invokeOnce(ctx context.Context, runID string, call a2aInvok
 		a.Credential = delegate.CredentialRef{Name: credentialSeam}
 	}
 	if err := d.seam.Admit(a); err != nil {
-		return nil, "", err
+		// The URL and versions were checked at the edge: what is left to
+		// refuse is the card's skills (an id missing or repeated).
+		return nil, "", &delegate.CardError{Alias: alias, Problem: "cannot be admitted"}
 	}
 	defer d.seam.Revoke(alias)
 	conn, err := d.seam.Connect(ctx, runID, alias)
@@ -315,7 +317,7 @@ func (d *delegation) invokeOnce(ctx context.Context, runID string, call a2aInvok
 		return nil, "", err
 	}
 	if len(a.Skills) == 0 {
-		return nil, conn.Version, errNoSkill
+		return nil, conn.Version, &delegate.CardError{Alias: alias, Problem: "offers no skill to ask for"}
 	}
 	out, err := conn.Submit(ctx, delegate.Step{
 		Skill: a.Skills[0].ID, DataClass: dataClassRunInputs,
@@ -326,9 +328,6 @@ func (d *delegation) invokeOnce(ctx context.Context, runID string, call a2aInvok
 	}
 	return out, conn.Version, nil
 }
-
-// errNoSkill is a peer whose card offers no skill to ask for.
-var errNoSkill = &delegate.StepError{Field: "skill", Reason: "the peer's card offers no skill"}
 
 // hidingStore keeps the seam's workflow off every surface: ListWorkflows
 // leaves it out, and CreateRun answers for it exactly as for a workflow
