@@ -23,6 +23,7 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/negotiate"
+	"github.com/wopinterop/wopinterop/outbound"
 )
 
 // The host as an A2A client (package a2a/delegate): the remote agents the
@@ -333,37 +334,22 @@ func (d *delegation) runDelegate(ctx context.Context, rc *memstore.RunContext) (
 	return publishOutcome(rc, in.Agent, skill, out)
 }
 
-// Failure codes of delegate-remote runs for the ends of a delegation that
-// are no exchange error: vendor codes (OpenWOP errors.md: <org>.<name>),
-// and registered ones where the registry has the meaning.
+// Failure codes of delegate-remote runs, as delegate.ProjectError gives
+// them: vendor codes (OpenWOP errors.md: <org>.<name>) for the ends of a
+// delegation the registry has no code for.
 const (
-	codeInputDeclined      = "wopinterop.remote_input_declined"
-	codeRemoteFailed       = "wopinterop.remote_task_failed"
-	codeArtifactRefused    = "wopinterop.remote_artifact_refused"
-	codeCredentialRequired = "credential_required"
-	codeRunnerUnavailable  = "runner_unavailable"
+	codeInputDeclined      = delegate.CodeRemoteInputDeclined
+	codeRemoteFailed       = delegate.CodeRemoteTaskFailed
+	codeCredentialRequired = outbound.CodeCredentialRequired
 )
 
 // failDelegation ends a delegate-remote run whose delegation ended in err:
-// the delegation's own ends by kind (their messages the host's words, never
-// the peer's), and every other error as delegate.ProjectError projects it.
+// cancelled when the agent cancelled its task, else failed with the error
+// delegate.ProjectError projects it to (the library's words, never the
+// peer's).
 func failDelegation(runID string, err error) error {
-	var step *delegate.StepError
-	switch {
-	case errors.As(err, &step):
-		return memstore.FailWith(codeValidation, "the step is not covered by the agent's admission: "+step.Field+" "+step.Reason)
-	case errors.Is(err, delegate.ErrInputRefused):
-		return memstore.FailWith(codeInputDeclined, "the remote agent's input request was declined")
-	case errors.Is(err, delegate.ErrRemoteCancelled):
+	if errors.Is(err, delegate.ErrRemoteCancelled) {
 		return memstore.Cancel("the remote agent cancelled its task")
-	case errors.Is(err, delegate.ErrRemoteFailed):
-		return memstore.FailWith(codeRemoteFailed, "the remote agent's task failed")
-	case errors.Is(err, delegate.ErrArtifactRefused):
-		return memstore.FailWith(codeArtifactRefused, "an artifact of the remote agent failed admission")
-	case errors.Is(err, delegate.ErrAuthRequired):
-		return memstore.FailWith(codeCredentialRequired, "the remote agent requires authentication the host does not have")
-	case errors.Is(err, delegate.ErrDisconnected):
-		return memstore.FailWith(codeRunnerUnavailable, "the connection to the remote agent was lost while its task was active")
 	}
 	return failProjected(runID, err)
 }
