@@ -77,12 +77,18 @@ const WrongIDValue = `"mcppeers-not-your-id"`
 // StartMalformed starts a server whose every request, server/discover
 // included, is answered as mode says: a client meets the defect on its
 // first request. A notification is accepted (202) as any server would.
-func StartMalformed(t testing.TB, mode Mode) *Server { t.Helper(); return startMalformed(t, mode, false) }
+func StartMalformed(t testing.TB, mode Mode) *Server {
+	t.Helper()
+	return startMalformed(t, mode, false)
+}
 
 // StartMalformedCalls is StartMalformed, except that server/discover is
 // answered with a valid 2026-07-28 result (MalformedDiscover), so a client
 // connects and meets the defect on its first list or call.
-func StartMalformedCalls(t testing.TB, mode Mode) *Server { t.Helper(); return startMalformed(t, mode, true) }
+func StartMalformedCalls(t testing.TB, mode Mode) *Server {
+	t.Helper()
+	return startMalformed(t, mode, true)
+}
 
 // MalformedDiscover is the server/discover result StartMalformedCalls
 // answers: 2026-07-28 and the tools capability, nothing else.
