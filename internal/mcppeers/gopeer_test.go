@@ -485,3 +485,34 @@ func TestGoBearer(t *testing.T) {
 		t.Fatalf("metadata: %d %s", res.StatusCode, body)
 	}
 }
+
+// TestGoSlowLegacyCancel: at a legacy revision go-sdk neither cancels the
+// handler with the POST nor acts on notifications/cancelled (stateless),
+// so only the HTTP context the recorder hands the tool ends the call.
+func TestGoSlowLegacyCancel(t *testing.T) {
+	s := StartGo(t, Script{Revisions: []string{"2025-11-25"}})
+	c := mcp.NewClient(&mcp.Implementation{Name: "pinned", Version: "1"}, clientOptions())
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: tr},
+		DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: Slow})
+		errc <- err
+	}()
+	s.WaitSlow(t, 0, false)
+	cancel()
+	<-errc
+	if c := s.WaitSlow(t, 0, true); c.Outcome != SlowCancelled || c.ID == nil {
+		t.Fatalf("%+v", c)
+	}
+	if q := s.Calls("tools/call")[0]; q.ProtocolVersion != "2025-11-25" || q.Meta != nil {
+		t.Fatalf("the call went out as %+v", q)
+	}
+}

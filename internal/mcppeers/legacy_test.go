@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/wopinterop/wopinterop/internal/golden"
 )
@@ -68,4 +69,21 @@ func TestLegacyStockClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLegacySessionsEnd: a session a client leaves open is closed with
+// the test, so the server's goroutines do not outlive it.
+func TestLegacySessionsEnd(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	var cs *mcp.ClientSession
+	t.Run("inner", func(t *testing.T) {
+		s := StartLegacy(t, Legacy20251125)
+		var err error
+		if cs, err = dial(t, context.Background(), s.URL); err != nil {
+			t.Fatal(err)
+		}
+		mustCall(t, cs, &mcp.CallToolParams{Name: Echo})
+	})
+	_ = cs.Close() // the server is gone; only the client's side is left
+	goleak.VerifyNone(t, before)
 }
