@@ -62,8 +62,9 @@
 // and data {supported, requested}. Script.BearerToken makes go-sdk's
 // auth middleware answer any other Authorization 401 text/plain with
 // WWW-Authenticate: Bearer resource_metadata="…" (RFC 9728), a document
-// the server serves. Script.ListCache marks tools/list (PrivateList: 60 s,
-// private). go-sdk answers the rest: -32602 for an unknown tool, -32020
+// the server serves. Script.CallerTools gives each bearer token tools of
+// its own, listed and callable for that caller only. Script.ListCache
+// marks tools/list (PrivateList: 60 s, private). go-sdk answers the rest: -32602 for an unknown tool, -32020
 // for header/_meta mismatches, 404/-32601 for unknown methods, and
 // notifications/tools/list_changed to a subscriptions/listen stream when
 // SetTools changes the list.

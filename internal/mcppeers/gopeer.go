@@ -33,6 +33,13 @@ type Script struct {
 	// Bearer resource_metadata="<Base>/.well-known/oauth-protected-resource/mcp"
 	// (RFC 6750 §3, RFC 9728 §5.1), a document the server serves.
 	BearerToken string
+	// CallerTools, when set, makes the tool list depend on the caller:
+	// the key is a bearer token, accepted besides BearerToken, and its
+	// tools are listed (after the shared ones, on the last page) and
+	// callable for that token only; each behaves as Echo. Another caller
+	// neither sees them nor may call them (-32602, unknown tool). Use it
+	// with ListCache PrivateList() for a private list.
+	CallerTools map[string][]*mcp.Tool
 	// Tools is the tool list; nil gives DefaultTools(). Each runs the
 	// scripted behaviour its name names; any other name behaves as Echo.
 	// Server.SetTools replaces it while the server runs.
@@ -94,7 +101,7 @@ func StartGo(t testing.TB, s Script) *Server {
 			},
 			Logger: slog.New(slog.DiscardHandler),
 		})
-		sdk.AddReceivingMiddleware(discoverReports(revs))
+		sdk.AddReceivingMiddleware(discoverReports(revs), callerTools(s.CallerTools))
 		box = newToolbox(t, base, sdk)
 		box.set(tools)
 		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdk },
@@ -106,10 +113,10 @@ func StartGo(t testing.TB, s Script) *Server {
 			})
 		h = revisionGuard(revs, h)
 		mux := http.NewServeMux()
-		if s.BearerToken != "" {
+		if s.BearerToken != "" || len(s.CallerTools) > 0 {
 			metadata := base + protectedResourcePath
 			mux.Handle("GET "+protectedResourcePath, protectedResource(base))
-			h = auth.RequireBearerToken(bearerVerifier(s.BearerToken),
+			h = auth.RequireBearerToken(bearerVerifier(s.BearerToken, s.CallerTools),
 				&auth.RequireBearerTokenOptions{ResourceMetadataURL: metadata})(h)
 		}
 		mux.Handle(Path, h)
@@ -187,12 +194,39 @@ func protectedResource(base string) http.Handler {
 	})
 }
 
-// bearerVerifier accepts exactly token.
-func bearerVerifier(token string) auth.TokenVerifier {
+// bearerVerifier accepts token and every key of callers; the token
+// itself is the caller's identity (TokenInfo.UserID), which callerTools
+// reads.
+func bearerVerifier(token string, callers map[string][]*mcp.Tool) auth.TokenVerifier {
 	return func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
-		if got != token {
+		if _, ok := callers[got]; got != token && !ok || got == "" {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: "mcppeers-client", Expiration: time.Now().Add(24 * time.Hour)}, nil
+		return &auth.TokenInfo{UserID: got, Expiration: time.Now().Add(24 * time.Hour)}, nil
+	}
+}
+
+// callerTools lists and runs each caller's own tools (Script.CallerTools)
+// beside go-sdk's registry, which is one list for every caller.
+func callerTools(callers map[string][]*mcp.Tool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			var own []*mcp.Tool
+			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+				own = callers[extra.TokenInfo.UserID]
+			}
+			if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
+				for _, tool := range own {
+					if tool.Name == call.Params.Name {
+						return echo(ctx, call)
+					}
+				}
+			}
+			res, err := next(ctx, method, req)
+			if list, ok := res.(*mcp.ListToolsResult); ok && err == nil && list.NextCursor == "" {
+				list.Tools = append(list.Tools, own...)
+			}
+			return res, err
+		}
 	}
 }

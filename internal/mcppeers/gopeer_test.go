@@ -516,3 +516,51 @@ func TestGoSlowLegacyCancel(t *testing.T) {
 		t.Fatalf("the call went out as %+v", q)
 	}
 }
+
+// TestGoCallerTools: each caller's own tools are listed and callable for
+// that caller only; the list is private when ListCache says so.
+func TestGoCallerTools(t *testing.T) {
+	s := StartGo(t, Script{ListCache: PrivateList(), CallerTools: map[string][]*mcp.Tool{
+		"token-a": {{Name: "a_only", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		"token-b": {},
+	}})
+	session := func(token string) *mcp.ClientSession {
+		cs, err := connect(t, s.URL, nil, bearer{token: token, next: &http.Transport{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	a, b := session("token-a"), session("token-b")
+	names := func(cs *mcp.ClientSession) []string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Cacheable != PrivateList() {
+			t.Fatalf("list cache hints %+v", res.Cacheable)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			out = append(out, tool.Name)
+		}
+		return out
+	}
+	shared := []string{Annotated, Echo, Fails, NeedsInput, NeedsInputLoop, Slow, URLInput}
+	if diff := cmp.Diff(append(shared, "a_only"), names(a)); diff != "" {
+		t.Fatalf("caller a's list (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(shared, names(b)); diff != "" {
+		t.Fatalf("caller b's list (-want +got):\n%s", diff)
+	}
+	if res := mustCall(t, a, &mcp.CallToolParams{Name: "a_only", Arguments: map[string]int{"n": 1}}); text(t, res) != `{"n":1}` {
+		t.Fatalf("a_only for a: %+v", res)
+	}
+	_, err := call(t, b, &mcp.CallToolParams{Name: "a_only"})
+	if je := wireError(t, err); je.Code != jsonrpc.CodeInvalidParams || je.Message != `unknown tool "a_only"` {
+		t.Fatalf("a_only for b: %d %q", je.Code, je.Message)
+	}
+	if _, err := connect(t, s.URL, nil, bearer{token: "token-c", next: &http.Transport{}}); err == nil {
+		t.Fatal("an unknown token connected")
+	}
+}
