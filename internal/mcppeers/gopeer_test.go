@@ -444,12 +444,23 @@ func TestGoListChanged(t *testing.T) {
 	if !waitFor(func() bool { return len(s.Calls("subscriptions/listen")) == 1 }) {
 		t.Fatalf("no subscriptions/listen: %+v", s.Requests())
 	}
-	time.Sleep(50 * time.Millisecond) // the listen is recorded before go-sdk registers it
-	s.SetTools(append(DefaultTools(), &mcp.Tool{Name: "added", InputSchema: json.RawMessage(`{"type":"object"}`)}))
-	select {
-	case <-changed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notifications/tools/list_changed")
+	// The listen is recorded before go-sdk registers it: change the list
+	// until a change reaches the client.
+	added := append(DefaultTools(), &mcp.Tool{Name: "added", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	deadline := time.After(10 * time.Second)
+	for i := 0; ; i++ {
+		if i%2 == 0 {
+			s.SetTools(added)
+		} else {
+			s.SetTools(DefaultTools())
+		}
+		select {
+		case <-changed:
+			return
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no notifications/tools/list_changed")
+		}
 	}
 }
 
