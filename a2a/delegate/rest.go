@@ -12,14 +12,18 @@ package delegate
 //     result a2a-go could not decode is an InvalidAgentResponseError;
 //   - a peer's error keeps only its kind (no message, no details).
 //
+//   - an error answer whose body a2a-go does not read (any Content-Type
+//     but application/json: problem+json, application/a2a+json, a
+//     gateway's page) is judged by its HTTP status, as on JSON-RPC.
+//
 // What a wrapper cannot give, and why JSON-RPC is preferred when a card
 // offers both: a2a-go decodes HTTP+JSON results with encoding/json alone
-// (member names matched case-insensitively), reads an error body only when
-// its Content-Type is application/json (an application/a2a+json or
-// problem+json error is a bare server error), classifies only by an
-// ErrorInfo of the a2a-protocol.org domain whose metadata values are all
-// strings (any other error — a plain 404 Status included — is an internal
-// error, so its HTTP status is lost).
+// (member names matched case-insensitively), reads the reason of an error
+// body only when its Content-Type is application/json (for any other the
+// status alone is known), classifies only by an ErrorInfo of the
+// a2a-protocol.org domain whose metadata values are all strings (any other
+// JSON error — a plain 404 Status included — is an internal error, so its
+// HTTP status is lost).
 
 import (
 	"context"
@@ -87,7 +91,17 @@ func (rt *restRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode >= 400 && mt != "application/json" {
+		// a2a-go reads an error body only as application/json; any other
+		// (problem+json, RFC 9457; a gateway's HTML) would reach the caller
+		// as a bare ServerError, its status lost. The status is what the
+		// answer says, as on JSON-RPC (OpenWOP RFC 0211 §B: a client tolerates
+		// application/problem+json on HTTP+JSON).
+		_ = resp.Body.Close()
+		return nil, statusError(resp.StatusCode)
+	}
+	if mt == "text/event-stream" {
 		resp.Body = &readCloser{Reader: &eventLimitReader{r: resp.Body, limit: rt.p.maxBytes}, Closer: resp.Body}
 	} else {
 		resp.Body = &readCloser{Reader: egress.LimitReader(resp.Body, rt.p.maxBytes), Closer: resp.Body}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +66,32 @@ func TestRESTRequests(t *testing.T) {
 	var pe *PeerError
 	if !errors.As(err, &pe) || !errors.Is(err, wire.ErrTaskNotFound) || pe.Code != -32001 || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("a TaskNotFound Status: %v", err)
+	}
+	// An error body a2a-go does not read is judged by its status, as on
+	// JSON-RPC: problem+json (RFC 9457), a gateway's page.
+	for _, tc := range []struct {
+		status int
+		ctype  string
+		kind   error
+		code   int
+	}{
+		{403, "application/problem+json", wire.ErrUnauthorized, -31403},
+		{401, "application/problem+json", wire.ErrUnauthenticated, -31401},
+		{502, "text/html", wire.ErrServerError, -32000},
+	} {
+		answer(tc.status, tc.ctype, `{"title":"SECRET","status":`+strconv.Itoa(tc.status)+`}`)
+		_, err := conn.remote.GetTask(ctx, &wire.GetTaskRequest{ID: "task-1"})
+		var pe *PeerError
+		if !errors.As(err, &pe) || !errors.Is(err, tc.kind) || pe.Code != tc.code || pe.HTTPStatus != tc.status || strings.Contains(err.Error(), "SECRET") {
+			t.Fatalf("%d %s: %v", tc.status, tc.ctype, err)
+		}
+		var errs []error
+		for _, err := range conn.remote.SendStreamingMessage(ctx, sendReq("hi")) {
+			errs = append(errs, err)
+		}
+		if len(errs) != 1 || !errors.As(errs[0], &pe) || !errors.Is(errs[0], tc.kind) || pe.HTTPStatus != tc.status {
+			t.Fatalf("%d %s on a stream: %v", tc.status, tc.ctype, errs)
+		}
 	}
 	answer(200, "text/event-stream", "data: {\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\n\ndata: {\"message\":{\"messageId\":\"m\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\""+strings.Repeat("y", 3000)+"\"}]}}\n\n")
 	var errs []error
