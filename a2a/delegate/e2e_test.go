@@ -2,6 +2,7 @@ package delegate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,7 +32,8 @@ func TestE2EDelegation(t *testing.T) {
 
 			t.Run("complete", func(t *testing.T) {
 				conn, runID := e.connect(t)
-				out, err := conn.Delegate(e2eCtx(t), e2eStep(a2apeers.Complete))
+				tc := interop.TraceContext{TraceParent: testParent, TraceState: "vendor=1"}
+				out, err := conn.Delegate(WithTraceContext(e2eCtx(t), tc), e2eStep(a2apeers.Complete))
 				if err != nil {
 					t.Fatalf("Delegate: %v (%+v)", err, out)
 				}
@@ -44,6 +46,22 @@ func TestE2EDelegation(t *testing.T) {
 				i := slices.IndexFunc(sends, func(r a2apeers.Request) bool { return r.MessageID == out.AttemptID })
 				if i < 0 || sends[i].Version != "1.0" {
 					t.Fatalf("the peer saw no send with messageId %q at A2A-Version 1.0", out.AttemptID)
+				}
+				// The run's trace context, in message.metadata.openwop
+				// (OpenWOP interop.md §Trace context), as the agent read it.
+				var sent struct {
+					Params struct {
+						Message struct {
+							Metadata map[string]any `json:"metadata"`
+						} `json:"message"`
+					} `json:"params"`
+				}
+				if err := json.Unmarshal(sends[i].Body, &sent); err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]any{"skillId": a2apeers.DefaultSkills()[0].ID, "openwop": map[string]any{"traceparent": testParent, "tracestate": "vendor=1"}}
+				if diff := cmp.Diff(want, sent.Params.Message.Metadata); diff != "" {
+					t.Fatalf("message metadata (-want +got):\n%s", diff)
 				}
 				e.wantLog(t, runID, out.AttemptID)
 			})
@@ -114,6 +132,56 @@ func TestE2EDelegation(t *testing.T) {
 					t.Fatalf("the peer received %d answers, want exactly one", answers)
 				}
 				e.wantLog(t, runID, out.AttemptID)
+			})
+
+			t.Run("auth-required", func(t *testing.T) {
+				conn, runID := e.connect(t)
+				step := e2eStep(a2apeers.AuthRequired)
+				step.Decide = func(context.Context, InputRequest) (InputAnswer, error) {
+					t.Error("an authentication request reached the input decider")
+					return InputAnswer{Decline: true}, nil
+				}
+				out, err := conn.Delegate(e2eCtx(t), step)
+				if !errors.Is(err, ErrAuthRequired) || out.State != wire.TaskStateAuthRequired || out.Status != interop.StatusWaitingInput ||
+					out.Subkind != SubkindAuth || out.Reconciliation != "" || out.Acceptance != "" {
+					t.Fatalf("Delegate = %+v, %v; want waiting-input with the auth sub-kind, unanswered", out, err)
+				}
+				for _, c := range e.peer.Calls() {
+					if c.TaskID == string(out.TaskID) && c.MessageID != "" {
+						t.Fatalf("a message went to the task waiting on authentication: %s", c.MessageID)
+					}
+				}
+				// The host gives up: the cancel is verified.
+				if rec, err := conn.Cancel(e2eCtx(t), out); rec != outbound.RemoteCancelled || err != nil {
+					t.Fatalf("Cancel = %q, %v", rec, err)
+				}
+				e.wantLog(t, runID, out.AttemptID)
+			})
+
+			t.Run("unknown-state", func(t *testing.T) {
+				conn, runID := e.connect(t)
+				out, err := conn.Delegate(e2eCtx(t), e2eStep(a2apeers.UnknownStateCommand+":300ms"))
+				if err != nil {
+					t.Fatalf("Delegate: %v (%+v)", err, out)
+				}
+				// Read as pending with a warning on the way, never as
+				// completed; the completion that followed is the peer's.
+				if out.Status != interop.StatusCompleted || !slices.Equal(out.Warnings, []Warning{WarningUnknownState}) ||
+					out.Acceptance != AcceptancePendingVerification || len(out.Artifacts) != 1 {
+					t.Fatalf("outcome %+v, want completed with the unknown-state warning", out)
+				}
+				e.wantLog(t, runID, out.AttemptID)
+				var coerced int
+				for _, ev := range e.sink.events(runID) {
+					if ev.Type == EventTranslationLoss {
+						var r lossRecord
+						_ = json.Unmarshal(ev.Payload, &r)
+						coerced += r.Coerced.UnknownStates
+					}
+				}
+				if coerced != 1 {
+					t.Fatalf("translation loss counts %d unknown states, want 1", coerced)
+				}
 			})
 
 			t.Run("reject", func(t *testing.T) {
