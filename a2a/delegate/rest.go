@@ -90,6 +90,7 @@ func (rt *restRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	noteResponse(r.Context(), resp.Header)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode >= 400 {
 		// The error is ours to read (see the top of this file); restError
