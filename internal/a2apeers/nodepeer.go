@@ -54,18 +54,29 @@ func StartNode(t testing.TB, s Script) *Peer {
 		if err != nil || res.StatusCode != http.StatusOK {
 			t.Fatalf("a2apeers: the Node agent's card: %d %v", res.StatusCode, err)
 		}
+		if s.CardSigner != nil {
+			p.CardJSON = signCard(t, p.CardJSON, s.CardSigner)
+		}
 		if err := json.Unmarshal(p.CardJSON, &p.Card); err != nil {
 			p.Card = nil
 			t.Logf("a2apeers: a2a-go cannot decode the Node agent's card: %v", err)
 		}
-		return &httputil.ReverseProxy{
+		var h http.Handler = &httputil.ReverseProxy{
 			Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
 			Transport:     transport,
 			FlushInterval: -1, // SSE events pass as they come
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
 				w.WriteHeader(http.StatusBadGateway)
 			},
-		}, p
+		}
+		if s.CardSigner != nil {
+			// The signed card is served here; the agent's own stays unsigned.
+			mux := http.NewServeMux()
+			mux.Handle("GET "+CardPath, cardHandler(p.CardJSON))
+			mux.Handle("/", h)
+			h = mux
+		}
+		return h, p
 	}, nil)
 }
 
