@@ -86,6 +86,7 @@ func (l *wireLog) of(method string) []wireMsg {
 //   - ask: two form rounds (name, then colour), each state checked;
 //   - loop: input_required forever;
 //   - block: waits for its context, signalling started;
+//   - greet: one form round, then complete (the benchmark's exchange);
 //   - echo: returns its arguments' text.
 type testServer struct {
 	url       string
@@ -111,6 +112,12 @@ func newTestServer(t testing.TB) *testServer {
 		case <-time.After(5 * time.Second):
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "greet", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.RequestState == "" {
+			return askFor("name", "Your name?", "round-1"), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}, nil
 	})
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args struct{ Text string }
@@ -180,7 +187,7 @@ func realSession(t testing.TB, ts *testServer, edit ...func(*Session)) (*Session
 	s, sink := testSession(cs, edit...)
 	s.Version = cs.InitializeResult().ProtocolVersion
 	s.Admission.Endpoint = ts.url
-	s.Admission.Tools = []AdmittedTool{{Name: "ask"}, {Name: "loop"}, {Name: "block"}, {Name: "echo"}, {Name: "drop"}, {Name: "missing"}}
+	s.Admission.Tools = []AdmittedTool{{Name: "ask"}, {Name: "loop"}, {Name: "block"}, {Name: "echo"}, {Name: "drop"}, {Name: "missing"}, {Name: "greet"}}
 	return s, sink
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +56,8 @@ type Content struct {
 //
 //   - dropped.metadataKeys: _meta keys of the final and the interim
 //     (input_required) results, of their content blocks and embedded
-//     resources, and of the input requests;
+//     resources, and of the input requests — outside the protocol's own
+//     io.modelcontextprotocol/ namespace;
 //   - dropped.annotations: content blocks that carried annotations;
 //   - dropped.resourceLinkFields: a resource link's title, description,
 //     size and icons (its uri, name and mimeType are kept);
@@ -103,13 +105,13 @@ type coercedCounts struct {
 // interim counts what an input_required answer carries beside its
 // requests.
 func (t *lossTracker) interim(res *mcp.CallToolResult) {
-	t.dropped.MetadataKeys += len(res.Meta)
+	t.dropped.MetadataKeys += metaKeys(res.Meta)
 	t.blocks(res.Content) // a conforming server sends none
 }
 
 // project is res as the run takes it, counting what it leaves out.
 func (t *lossTracker) project(res *mcp.CallToolResult) *Result {
-	t.dropped.MetadataKeys += len(res.Meta)
+	t.dropped.MetadataKeys += metaKeys(res.Meta)
 	r := &Result{IsError: res.IsError, Content: t.blocks(res.Content)}
 	if res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
@@ -146,7 +148,7 @@ func (t *lossTracker) blocks(in []mcp.Content) []Content {
 				t.dropped.ContentBlocks++
 				continue
 			}
-			t.dropped.MetadataKeys += len(b.Resource.Meta)
+			t.dropped.MetadataKeys += metaKeys(b.Resource.Meta)
 			out = append(out, Content{Type: "resource", URI: b.Resource.URI, MIMEType: b.Resource.MIMEType,
 				Text: b.Resource.Text, Data: slices.Clone(b.Resource.Blob)})
 		default:
@@ -157,10 +159,27 @@ func (t *lossTracker) blocks(in []mcp.Content) []Content {
 }
 
 func (t *lossTracker) block(meta mcp.Meta, ann *mcp.Annotations) {
-	t.dropped.MetadataKeys += len(meta)
+	t.dropped.MetadataKeys += metaKeys(meta)
 	if ann != nil {
 		t.dropped.Annotations++
 	}
+}
+
+// protocolMetaPrefix is the MCP protocol's own _meta namespace: keys the
+// SDKs read (io.modelcontextprotocol/serverInfo on every 2026-07-28
+// result, SEP-2575) are protocol, not the result's content, and are not
+// counted as dropped.
+const protocolMetaPrefix = "io.modelcontextprotocol/"
+
+// metaKeys counts the keys of m outside the protocol's own namespace.
+func metaKeys(m map[string]any) int {
+	n := 0
+	for k := range m {
+		if !strings.HasPrefix(k, protocolMetaPrefix) {
+			n++
+		}
+	}
+	return n
 }
 
 func nonEmpty(present ...bool) int {

@@ -42,7 +42,7 @@ const lossyAsk = `{"resultType":"input_required","_meta":{"io.example/trace":1},
 // resource _meta, annotations, a resource link's title, description, size
 // and icons, a sampling-only block, and structuredContent whose text copy
 // disagrees.
-const lossyResult = `{"resultType":"complete","_meta":{"io.example/x":1,"io.example/y":2},"content":[
+const lossyResult = `{"resultType":"complete","_meta":{"io.example/x":1,"io.example/y":2,"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"content":[
 	{"type":"text","text":"{\"n\":8}","annotations":{"audience":["user"]},"_meta":{"k":1}},
 	{"type":"resource","resource":{"uri":"file:///a","text":"a","_meta":{"k":1}},"annotations":{"priority":0.5}},
 	{"type":"resource_link","uri":"https://example.com/r","name":"r","title":"R","description":"d","size":3,"icons":[{"src":"https://example.com/i.png"}]},
@@ -170,4 +170,17 @@ func (s *ctxCheckingSink) AppendRunEvent(ctx context.Context, _ string, _ intero
 
 func (s *ctxCheckingSink) PublishHostEvent(context.Context, string, interop.HostEvent) error {
 	return nil
+}
+
+// TestGoSDKServerResultsLoseNothing: a plain result of a go-sdk server
+// carries only the protocol's own _meta (serverInfo), which is no loss.
+func TestGoSDKServerResultsLoseNothing(t *testing.T) {
+	ts := newTestServer(t)
+	s, sink := realSession(t, ts)
+	if _, err := s.Call(t.Context(), CallRequest{Tool: "greet", Elicitation: formOnly, Decide: acceptAll}); err != nil {
+		t.Fatal(err)
+	}
+	if sink.count() != 0 {
+		t.Fatalf("events %+v, want none", sink.events)
+	}
 }

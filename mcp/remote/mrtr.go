@@ -88,7 +88,7 @@ func (c *call) view(id string, r mcp.InputRequest) (InputRequest, error) {
 	if !declares(c.req.Elicitation, mode) {
 		return InputRequest{}, &InputError{Reason: InputUndeclared, Request: id}
 	}
-	c.loss.dropped.MetadataKeys += len(p.Meta)
+	c.loss.dropped.MetadataKeys += metaKeys(p.Meta)
 	v := InputRequest{ID: id, Method: methodElicit, Mode: mode, Message: p.Message}
 	if mode == modeURL {
 		v.URL, v.ElicitationID = p.URL, p.ElicitationID
