@@ -295,6 +295,12 @@ func (c *call) send(ctx, dctx context.Context, p *mcp.CallToolParams) (*mcp.Call
 			}
 		}()
 		res, err := c.s.call.CallTool(ctx, p)
+		if dctx.Err() != nil {
+			// The call already returned failed-possible-effect; say what
+			// became of the request, without its content.
+			c.s.logger().LogAttrs(ctx, slog.LevelInfo, "remote: answer after the timeout, not used",
+				slog.String("attemptId", c.attemptID), slog.Bool("error", err != nil))
+		}
 		done <- answer{res, err}
 	}()
 	select {

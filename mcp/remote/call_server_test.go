@@ -84,7 +84,8 @@ func (l *wireLog) of(method string) []wireMsg {
 // testServer is a go-sdk server with the tools the tests call:
 //
 //   - ask: two form rounds (name, then colour), each state checked;
-//   - loop: input_required forever;
+//   - loop: input_required for arguments.rounds retries, then complete
+//     (the OpenWOP suite's needs_input_loop); forever without rounds;
 //   - block: waits for its context, signalling started;
 //   - greet: one form round, then complete (the benchmark's exchange);
 //   - echo: returns its arguments' text.
@@ -101,8 +102,13 @@ func newTestServer(t testing.TB) *testServer {
 	object := json.RawMessage(`{"type":"object"}`)
 	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: object}, askTool)
 	srv.AddTool(&mcp.Tool{Name: "loop", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		n, _ := strconv.Atoi(strings.TrimPrefix(req.Params.RequestState, "loop-"))
-		return askFor("again", "Once more?", "loop-"+strconv.Itoa(n+1)), nil
+		var args struct{ Rounds int }
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		served, _ := strconv.Atoi(strings.TrimPrefix(req.Params.RequestState, "loop-"))
+		if args.Rounds > 0 && served >= args.Rounds {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "looped " + strconv.Itoa(served)}}}, nil
+		}
+		return askFor("again", "Once more?", "loop-"+strconv.Itoa(served+1)), nil
 	})
 	srv.AddTool(&mcp.Tool{Name: "block", InputSchema: object}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ts.started <- struct{}{}
@@ -258,6 +264,28 @@ func TestRealServerRoundsCeiling(t *testing.T) {
 	// tools/call reach the server; here exactly, as it never stops asking.
 	if n := len(ts.wire.of("tools/call")); n != 5 || out.Calls != 5 {
 		t.Fatalf("server saw %d tools/call, outcome %+v; want 5", n, out)
+	}
+}
+
+// TestRealServerCeilingBoundary drives the OpenWOP suite's
+// v2-mrtr-rounds-ceiling exchange: a tool that asks for rounds retries.
+// rounds = maxRounds completes; rounds = maxRounds + 1 is refused with at
+// most maxRounds + 1 calls on the wire.
+func TestRealServerCeilingBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		rounds int
+		refuse bool
+	}{{4, false}, {5, true}} {
+		ts := newTestServer(t)
+		s, _ := realSession(t, ts, func(s *Session) { s.MaxRounds = 4 })
+		out, err := s.Call(t.Context(), CallRequest{Tool: "loop", Arguments: json.RawMessage(`{"rounds":` + strconv.Itoa(tc.rounds) + `}`),
+			Elicitation: &mcp.ElicitationCapabilities{}, Decide: acceptAll})
+		if tc.refuse != errors.Is(err, ErrRoundsExceeded) || (!tc.refuse && (err != nil || out.Result.Content[0].Text != "looped 4")) {
+			t.Fatalf("rounds %d: Call = %+v, %v", tc.rounds, out, err)
+		}
+		if n := len(ts.wire.of("tools/call")); n != 5 {
+			t.Fatalf("rounds %d: server saw %d tools/call, want 5", tc.rounds, n)
+		}
 	}
 }
 

@@ -26,8 +26,13 @@ const (
 )
 
 // requestState is a server's opaque requestState, kept exactly as go-sdk
-// decoded it and echoed unchanged: never parsed, never rebuilt. Logged, it
-// shows only its SHA-256 and length, so a record of it is content-free.
+// decoded it and echoed unchanged: never parsed, never rebuilt (MCP
+// 2026-07-28 multi-round tool results, SEP-2322). Every string of valid
+// Unicode comes back as the same string; a lone surrogate escape or
+// invalid UTF-8, which RFC 8259 §8 leaves unpredictable, reaches go-sdk's
+// decoder already replaced by U+FFFD, so a server issuing one gets the
+// replacement back. Logged, it shows only its SHA-256 and length, so a
+// record of it is content-free.
 type requestState string
 
 // LogValue implements slog.LogValuer.
@@ -129,7 +134,8 @@ func declares(caps *mcp.ElicitationCapabilities, mode string) bool {
 
 // answerFits checks one answer against its request: a known action, and
 // content only with accept on a form. A URL-mode answer never carries
-// content: the host collects no data for it (RFC 0199 §D.3).
+// content: the user acts at the URL, and the host collects no data for it
+// (MCP 2026-07-28 §Elicitation, URL mode).
 func answerFits(r InputRequest, a *mcp.ElicitResult) bool {
 	switch a.Action {
 	case "accept":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -225,9 +226,11 @@ func TestNoCancelOnTimeout(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	}}
+	logs := &syncBuffer{}
 	s, _ := testSession(f, func(s *Session) {
 		s.Admission.Limits.Timeout = 30 * time.Millisecond
 		s.Admission.Limits.NoCancelOnTimeout = true
+		s.deps.log = slogTo(logs)
 	})
 	out, err := s.Call(t.Context(), CallRequest{Tool: "echo"})
 	if !errors.Is(err, ErrTimeout) || out.Reconciliation != outbound.FailedPossibleEffect || out.Result != nil {
@@ -242,6 +245,13 @@ func TestNoCancelOnTimeout(t *testing.T) {
 	close(release)
 	if e := <-answered; e != nil {
 		t.Fatalf("the request ended with %v, want the server's answer", e)
+	}
+	// The late answer is logged, content-free, not used.
+	want := `"msg":"remote: answer after the timeout, not used","attemptId":"` + out.AttemptID + `","error":false`
+	for deadline := time.Now().Add(2 * time.Second); !strings.Contains(logs.String(), want); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log %s\nwant %s", logs.String(), want)
+		}
 	}
 }
 
