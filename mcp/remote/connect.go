@@ -93,11 +93,12 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, er
 			return nil, c.settle(ctx, runID, alias, d, nil)
 		}
 	}
-	l, connectErr := c.open(ctx, &a, asked, auth)
+	dctx, slot := withFaultSlot(ctx)
+	l, connectErr := c.open(dctx, &a, asked, auth)
 	offers, legacy, err := l.tap.outcome()
 	if err != nil {
 		l.close()
-		err = exchangeError(alias, methodDiscover, err)
+		err = slot.attach(exchangeError(alias, methodDiscover, err))
 		c.fault(ctx, alias, "discover", err)
 		return nil, err
 	}
