@@ -111,9 +111,3 @@ func (c *listCache) dropCredential(identity string) {
 		}
 	}
 }
-
-func (c *listCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
-}

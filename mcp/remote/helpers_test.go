@@ -135,7 +135,6 @@ type seen struct {
 // handler over srv (unless a test replaces the handler), recording every
 // request it receives.
 type server struct {
-	t    *testing.T
 	http *httptest.Server
 	mcp  *mcp.Server
 
@@ -169,14 +168,14 @@ func withPageSize(n int) serverOpt {
 	return func(o *mcp.ServerOptions, _ *mcp.StreamableHTTPOptions) { o.PageSize = n }
 }
 
-func newServer(t *testing.T, opts ...serverOpt) *server {
+func newServer(t testing.TB, opts ...serverOpt) *server {
 	t.Helper()
 	so := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}}
 	ho := &mcp.StreamableHTTPOptions{Stateless: true}
 	for _, o := range opts {
 		o(so, ho)
 	}
-	s := &server{t: t, mcp: mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.0.0"}, so)}
+	s := &server{mcp: mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.0.0"}, so)}
 	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, ho)
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.http.Close)
@@ -358,7 +357,7 @@ func admission(s *server, tools ...*mcp.Tool) Admission {
 	return a
 }
 
-func newFixture(t *testing.T, s *server, a Admission, opts ...fixtureOpt) *fixture {
+func newFixture(t testing.TB, s *server, a Admission, opts ...fixtureOpt) *fixture {
 	t.Helper()
 	g, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: []string{s.http.URL}})
 	if err != nil {

@@ -346,3 +346,9 @@ func TestCacheBounded(t *testing.T) {
 		t.Fatal("d missing")
 	}
 }
+
+func (c *listCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
