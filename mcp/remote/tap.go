@@ -44,14 +44,16 @@ const maxSupported = 32
 //     nothing it would serve. The client's list cache, keyed by
 //     authorization, is the only one.
 type tap struct {
-	mu       sync.Mutex
-	answered bool // the server answered server/discover (result or error)
-	offers   []string
+	mu sync.Mutex
+	// answered: the server answered server/discover, with a result
+	// (final) or with an error naming what it speaks.
+	answered, final bool
+	offers          []string
 	// legacy: the server answered server/discover as a server that does
 	// not have it (method not found, a bare 400 or 404).
 	legacy bool
-	// failed is the discover failure that is not an answer (network,
-	// egress guard, timeout), when there was no answer.
+	// failed is why server/discover got no answer, when it got none
+	// (network, egress guard, timeout).
 	failed error
 }
 
@@ -104,27 +106,26 @@ func setTraceMeta(ctx context.Context, p mcp.Params) {
 }
 
 // discovered keeps the answer to server/discover. go-sdk may send it twice
-// (after a -32022 naming a revision it prefers); a result wins over an
-// error, and the last error over an earlier one.
+// (after a -32022 naming a revision it prefers): a result is final, an
+// answer replaces an earlier answer, and a failure is kept only while
+// there is no answer.
 func (t *tap) discovered(res mcp.Result, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if dr, ok := res.(*mcp.DiscoverResult); ok && err == nil && dr != nil {
-		t.answered, t.legacy, t.failed = true, false, nil
-		t.offers = wellFormed(dr.SupportedVersions)
+	if t.final {
 		return
 	}
-	if t.answered && !t.legacy && t.offers != nil {
+	if dr, ok := res.(*mcp.DiscoverResult); ok && err == nil && dr != nil {
+		t.answered, t.final, t.offers, t.legacy, t.failed = true, true, wellFormed(dr.SupportedVersions), false, nil
 		return
 	}
 	offers, legacy, answered := classifyDiscoverError(err)
-	if !answered {
-		if !t.answered {
-			t.failed = err
-		}
-		return
+	switch {
+	case answered:
+		t.answered, t.offers, t.legacy, t.failed = true, offers, legacy, nil
+	case !t.answered:
+		t.failed = err
 	}
-	t.answered, t.offers, t.legacy, t.failed = true, offers, legacy, nil
 }
 
 // outcome returns what server/discover established: the revisions the
@@ -203,10 +204,9 @@ func supportedFromData(data json.RawMessage) []string {
 }
 
 // wellFormed keeps the well-formed revisions of a server's list, at most
-// maxSupported of them; never nil, so an empty list reads as "answered,
-// offers nothing".
+// maxSupported of them.
 func wellFormed(vs []string) []string {
-	out := []string{}
+	var out []string
 	for _, v := range vs {
 		if version.Date(v) {
 			out = append(out, v)

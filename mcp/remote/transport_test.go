@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wopinterop/wopinterop/egress"
@@ -201,3 +204,55 @@ func TestTransportRefusesOffRevision(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTapKeepsTheAnswer: of go-sdk's discover attempts, a result is final,
+// an answer replaces an earlier one, and a failure counts only while
+// there is no answer.
+func TestTapKeepsTheAnswer(t *testing.T) {
+	refusal := func(supported string) error {
+		return fmt.Errorf("calling: %w", &jsonrpc.Error{Code: -32022, Data: []byte(`{"supported":[` + supported + `]}`)})
+	}
+	network := errors.New("connection refused")
+	for name, tc := range map[string]struct {
+		steps      []func(*tap)
+		offers     []string
+		legacy     bool
+		failedWith error
+	}{
+		"result final": {steps: []func(*tap){
+			func(tp *tap) { tp.discovered(&mcp.DiscoverResult{SupportedVersions: []string{Revision, "junk"}}, nil) },
+			func(tp *tap) { tp.discovered(nil, refusal(`"2025-06-18"`)) },
+		}, offers: []string{Revision}},
+		"answer replaces": {steps: []func(*tap){
+			func(tp *tap) { tp.discovered(nil, refusal(`"2025-06-18"`)) },
+			func(tp *tap) { tp.discovered(nil, &StatusError{StatusCode: 404}) },
+		}, legacy: true},
+		"failure after an answer": {steps: []func(*tap){
+			func(tp *tap) { tp.discovered(nil, refusal(`"2025-06-18"`)) },
+			func(tp *tap) { tp.discovered(nil, network) },
+		}, offers: []string{"2025-06-18"}},
+		"only a failure": {steps: []func(*tap){
+			func(tp *tap) { tp.discovered(nil, network) },
+		}, failedWith: network},
+		"another server error": {steps: []func(*tap){
+			func(tp *tap) { tp.discovered(nil, &jsonrpc.Error{Code: -32603}) },
+		}, failedWith: &jsonrpc.Error{Code: -32603}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tp := &tap{}
+			for _, step := range tc.steps {
+				step(tp)
+			}
+			offers, legacy, err := tp.outcome()
+			if !slices.Equal(offers, tc.offers) || legacy != tc.legacy {
+				t.Fatalf("offers %q legacy %v err %v", offers, legacy, err)
+			}
+			if (tc.failedWith == nil) != (err == nil) || (err != nil && err.Error() != tc.failedWith.Error()) {
+				t.Fatalf("err %v, want %v", err, tc.failedWith)
+			}
+		})
+	}
+	if _, _, err := (&tap{}).outcome(); err == nil {
+		t.Fatal("no discover, no error")
+	}
+}
