@@ -29,12 +29,25 @@ type Admission struct {
 	// false, an input request ends the delegation (the remote task is
 	// cancelled and reconciled) instead of reaching the host's callback.
 	MayRequestInput bool
+	// IdempotentSends is the peer's idempotency contract: it deduplicates a
+	// SendMessage by messageId. A send whose effect is unknown is then
+	// retried within Limits.Attempts with the same attempt id (and so the
+	// same messageId); without it only a send that never reached the peer
+	// is retried, with a new attempt id (admission-boundaries §18.9; A2A
+	// 1.0 §3.3.1: an agent may use the messageId to detect duplicates).
+	IdempotentSends bool
 	// RequireSignature refuses a card without a valid signature from
 	// CardKeys (A2A 1.0 §Agent Card signing; OpenWOP interop.md §Cards). It
 	// fails closed.
 	RequireSignature bool
 	// CardKeys are the keys a card signature is verified with.
 	CardKeys CardVerifier
+	// Versions are the A2A versions the host admits for this agent
+	// ("1.0"; a patch is ignored): Connect considers only the card's
+	// interfaces of these versions, and the negotiation decides among
+	// them as always — a restriction never lowers the floor. Empty: any
+	// version the card offers.
+	Versions []string
 }
 
 // AdmittedSkill is one skill the host admitted, pinned by digest.

@@ -26,6 +26,10 @@ type fetchedCard struct {
 // request carries no credential: the card URL is public by definition
 // (A2A 1.0 §8.2), and a credential is presented only to the interface it
 // was admitted for.
+// It asks for the card of the host's preferred version with A2A-Version
+// (A2A 1.0 §3.6.2): a server that keeps one card per version answers a
+// request without the header with its oldest (0.3-shaped) card, which
+// would refuse a peer that also serves 1.0.
 func (c *Client) fetchCard(ctx context.Context, a *Admission) (*fetchedCard, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CardTimeout)
 	defer cancel()
@@ -37,6 +41,7 @@ func (c *Client) fetchCard(ctx context.Context, a *Admission) (*fetchedCard, err
 		return fail("URL refused by the egress guard", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set(wire.SvcParamVersion, c.policy.Preferred())
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fail("could not be fetched", stripURL(err))

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/egress"
+	"github.com/wopinterop/wopinterop/internal/interopmap"
+	"github.com/wopinterop/wopinterop/internal/version"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
 
@@ -54,6 +57,10 @@ type Deps struct {
 	// Admissions are the agents the host admits at start; [Client.Admit]
 	// adds or replaces one later.
 	Admissions []Admission
+	// Map is the interop map whose a2a.taskStateReverse rows project a
+	// remote task's state onto the run's status (OpenWOP interop map; A2A
+	// 1.0 §TaskState). Nil means [mapping.Builtin].
+	Map *mapping.Map
 }
 
 // Default timeouts of [Options].
@@ -100,6 +107,7 @@ type Client struct {
 	http    *http.Client
 	opts    Options
 	log     *slog.Logger
+	reverse *interopmap.Map
 
 	mu         sync.RWMutex
 	admissions map[string]Admission
@@ -132,6 +140,10 @@ func New(deps Deps, opts Options) (*Client, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		admissions: map[string]Admission{},
+		reverse:    (*interopmap.Map)(deps.Map),
+	}
+	if c.reverse == nil {
+		c.reverse = (*interopmap.Map)(mapping.Builtin())
 	}
 	for i, a := range deps.Admissions {
 		if err := c.validate(&a); err != nil {
@@ -226,6 +238,11 @@ func (c *Client) validate(a *Admission) error {
 			problems = append(problems, fmt.Errorf("Skills[%d]: Digest must be the lowercase hex SHA-256 of the skill (SkillDigest)", i))
 		}
 	}
+	for i, v := range a.Versions {
+		if _, ok := version.A2A(v); !ok {
+			problems = append(problems, fmt.Errorf("Versions[%d]: %q is not an A2A version (major.minor)", i, v))
+		}
+	}
 	if a.RequireSignature && a.CardKeys == nil {
 		problems = append(problems, errors.New("RequireSignature needs CardKeys"))
 	}
@@ -265,6 +282,7 @@ func checkCardURL(raw string) error {
 func cloneAdmission(a Admission) Admission {
 	a.Skills = slices.Clone(a.Skills)
 	a.DataClasses = slices.Clone(a.DataClasses)
+	a.Versions = slices.Clone(a.Versions)
 	a.Limits.MediaTypes = slices.Clone(a.Limits.MediaTypes)
 	return a
 }

@@ -8,6 +8,7 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/interop"
 )
 
@@ -55,4 +56,8 @@ type connDeps struct {
 	events interop.EventSink
 	now    func() time.Time
 	log    *slog.Logger
+	// reverse is the interop map whose a2a.taskStateReverse rows project a
+	// remote task state onto a run status: the host's map, or
+	// mapping.Builtin().
+	reverse *interopmap.Map
 }

@@ -30,7 +30,8 @@ import (
 //  5. the credential, resolved to know whether the exchange is
 //     authenticated;
 //  6. the version, decided by Policy.Outbound from the versions of the
-//     card's JSON-RPC and HTTP+JSON interfaces, and recorded as exactly one
+//     card's JSON-RPC and HTTP+JSON interfaces (of Admission.Versions, when
+//     set), and recorded as exactly one
 //     negotiation.decided on the run's log, accepted or refused (OpenWOP
 //     interop.md §The audit event; peerDigest of the interface's origin,
 //     never its host). A refusal is outbound.VersionUnsupported("a2a",
@@ -73,7 +74,7 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Conn, error
 		c.fault(ctx, alias, "credential", err)
 		return nil, err
 	}
-	offers, ifaces := offered(fc)
+	offers, ifaces := offered(fc, a.Versions)
 	peer := negotiate.Peer{Authenticated: auth != nil, Origin: a.CardURL}
 	d := c.policy.Outbound(offers, peer)
 	var iface *wire.AgentInterface
@@ -118,7 +119,7 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Conn, error
 		Streaming: fc.card.Capabilities.Streaming,
 		Interface: iface,
 		remote:    remote,
-		deps:      &connDeps{events: c.events, now: c.opts.Now, log: c.log},
+		deps:      &connDeps{events: c.events, now: c.opts.Now, log: c.log, reverse: c.reverse},
 	}, nil
 }
 
@@ -157,10 +158,14 @@ func (c *Client) credential(ctx context.Context, a *Admission) (func(context.Con
 
 // offered returns the versions the card's usable interfaces offer and
 // those interfaces: JSON-RPC and HTTP+JSON (A2A 1.0 §5), the bindings the
-// library speaks. A 0.3-shaped card offers its one version and no usable
-// interface.
-func offered(fc *fetchedCard) ([]string, []*wire.AgentInterface) {
+// library speaks, of a version the admission admits (Admission.Versions;
+// empty admits any). A 0.3-shaped card offers its one version and no
+// usable interface.
+func offered(fc *fetchedCard, admitted []string) ([]string, []*wire.AgentInterface) {
 	if fc.legacy != "" {
+		if !admitsVersion(admitted, fc.legacy) {
+			return nil, nil
+		}
 		return []string{fc.legacy}, nil
 	}
 	var offers []string
@@ -169,10 +174,31 @@ func offered(fc *fetchedCard) ([]string, []*wire.AgentInterface) {
 		if iface.ProtocolBinding != wire.TransportProtocolJSONRPC && iface.ProtocolBinding != wire.TransportProtocolHTTPJSON {
 			continue
 		}
+		if !admitsVersion(admitted, string(iface.ProtocolVersion)) {
+			continue
+		}
 		offers = append(offers, string(iface.ProtocolVersion))
 		ifaces = append(ifaces, iface)
 	}
 	return offers, ifaces
+}
+
+// admitsVersion reports whether v is among the admitted versions,
+// compared as major.minor; an empty list admits any version.
+func admitsVersion(admitted []string, v string) bool {
+	if len(admitted) == 0 {
+		return true
+	}
+	n, ok := version.A2A(v)
+	if !ok {
+		return false
+	}
+	for _, a := range admitted {
+		if an, _ := version.A2A(a); an == n {
+			return true
+		}
+	}
+	return false
 }
 
 // chooseInterface returns the interface of version v: the first JSON-RPC

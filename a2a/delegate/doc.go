@@ -14,7 +14,8 @@
 //  1. admission: the alias names an admission, or [ErrUnknownAgent];
 //  2. card: fetched through the egress guard (package egress: https to
 //     public addresses only, exact-origin allowlist for local agents,
-//     redirects refused) within CardTimeout and MaxCardBytes, decoded
+//     redirects refused), asking for the preferred version's card with
+//     A2A-Version, within CardTimeout and MaxCardBytes, decoded
 //     strictly — exact member names, the members A2A 1.0 §8.2 requires
 //     ([*CardError]);
 //  3. signature: verified with the admission's [CardVerifier] when the
@@ -25,7 +26,8 @@
 //     canonical JSON — or the agent must be admitted again
 //     ([*ReadmissionError]);
 //  5. negotiation: negotiate.Policy.Outbound decides the version from the
-//     versions of the card's JSON-RPC and HTTP+JSON interfaces (an
+//     versions of the card's JSON-RPC and HTTP+JSON interfaces (of
+//     Admission.Versions, when the admission restricts them; an
 //     unauthenticated exchange never below the preferred version, nothing
 //     ever below the floor), and exactly one negotiation.decided record
 //     goes on the run's log for every outcome, its peerDigest the SHA-256
@@ -72,7 +74,50 @@
 // under it carry it in metadata.openwop (OpenWOP interop.md §Trace
 // context).
 //
-// The delegation lifecycle — sending, following, input requests, cancel
-// and reconciliation, artifact admission, translation loss — is built on
-// [Conn].
+// # Delegating
+//
+// [Conn.Delegate] sends one step and follows it until the remote task
+// settles, asks for input or Limits.Deadline passes (admission-boundaries
+// §18.4, §18.9):
+//
+//   - the [Step] names an admitted skill and an admitted data-release class,
+//     or it is refused before anything is sent ([ErrStepRefused]);
+//   - each send is one attempt: its id is the messageId (peers deduplicate
+//     by it, A2A 1.0 §3.3.1), and the [Outcome] correlates it with the
+//     remote task and context ids;
+//   - the task is followed by stream when the connection streams, else by
+//     polling GetTask after a returnImmediately send;
+//   - remote states map onto run statuses by the interop map's
+//     a2a.taskStateReverse rows: AUTH_REQUIRED is waiting-input with the
+//     auth sub-kind and is never answered, REJECTED is failed with reason
+//     rejected_by_remote, an unknown state is pending with a warning —
+//     never completed;
+//   - an input request reaches the host's [InputDecider], a fresh decision
+//     each round; without one (or when the admission forbids input) the
+//     remote task is cancelled, never answered automatically;
+//   - returned artifacts are admitted before the host sees them: the
+//     expected task, media type, size, count, a complete chunked transfer,
+//     and metadata.sha256 when the peer gives one ([ErrArtifactRefused]);
+//   - remote completion is recorded as execution succeeded, acceptance
+//     pending verification ([AcceptancePendingVerification]) — never as
+//     accepted.
+//
+// [Conn.Cancel] and the ends that are not a settled task carry an
+// outbound.Reconciliation: cancelled-before-admission, remote-cancelled
+// (read back with GetTask), completed-before-cancel,
+// cancel-requested-remote-unknown, failed-no-effect (refused before
+// execution), failed-possible-effect (a timeout or a failure mid-task —
+// never "nothing happened") and disconnected-still-active.
+// [Conn.Submit] is Delegate's first half, for a host that hands a step off
+// and comes back later: one returnImmediately send, the task as its answer
+// shows it, nothing followed.
+// [Conn.Resume] re-attaches with SubscribeToTask or GetTask; nothing ever
+// re-sends a message. A failure that proves no effect is retried within
+// Limits.Attempts with a new attempt id; a failure of unknown effect only
+// when Admission.IdempotentSends says the peer deduplicates.
+//
+// Two content-free run events go on the run's log (admission-boundaries
+// §18.10): [EventTranslationLoss] counts what the projection dropped or
+// coerced, [EventReconciled] records a delegation that ended without a
+// verified remote state.
 package delegate

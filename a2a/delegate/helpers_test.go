@@ -2,8 +2,6 @@ package delegate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -91,11 +89,6 @@ func (s *sink) onlyRecord(t *testing.T, runID string) (record, []byte) {
 		t.Fatalf("record %s: %v", evs[0].Payload, err)
 	}
 	return r, evs[0].Payload
-}
-
-func sha(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
 }
 
 // seen is one request an agent received.

@@ -33,6 +33,13 @@ import (
 //	a card signature, a re-admission or the egress guard       403 forbidden
 //	a credential the host could not resolve                    404 credential_not_found
 //	a version refused at Connect                               400 interop_version_unsupported
+//	a step the admission does not cover (ErrStepRefused)       400 validation_error
+//	a remote task that asks for authentication                 422 credential_required
+//	an input request the host did not answer                   422 wopinterop.remote_input_declined
+//	a remote task that failed or was rejected                  422 wopinterop.remote_task_failed
+//	a remote task cancelled by the agent                       409 wopinterop.remote_task_cancelled
+//	an artifact that failed admission                          422 wopinterop.remote_artifact_refused
+//	a lost connection, an unreadable remote state, Deadline    503 runner_unavailable
 //	no answer, a timeout, a redirect, a card fetch that failed 503 runner_unavailable
 //	anything else                                              500 internal_error
 //
@@ -67,6 +74,20 @@ func ProjectError(runID string, err error) *outbound.Error {
 	)
 	isCard := errors.As(err, &card)
 	switch {
+	case errors.Is(err, ErrStepRefused):
+		return mk(http.StatusBadRequest, outbound.CodeValidation, "the step is not covered by the remote agent's admission")
+	case errors.Is(err, ErrAuthRequired):
+		return mk(http.StatusUnprocessableEntity, outbound.CodeCredentialRequired, "the remote agent requires authentication the host does not have")
+	case errors.Is(err, ErrInputRefused):
+		return mk(http.StatusUnprocessableEntity, CodeRemoteInputDeclined, "the remote agent's input request was not answered")
+	case errors.Is(err, ErrRemoteFailed), errors.Is(err, ErrRemoteRejected):
+		return mk(http.StatusUnprocessableEntity, CodeRemoteTaskFailed, "the remote agent's task failed")
+	case errors.Is(err, ErrRemoteCancelled):
+		return mk(http.StatusConflict, CodeRemoteTaskCancelled, "the remote agent cancelled its task")
+	case errors.Is(err, ErrArtifactRefused):
+		return mk(http.StatusUnprocessableEntity, CodeRemoteArtifactRefused, "an artifact of the remote agent failed admission")
+	case errors.Is(err, ErrDisconnected), errors.Is(err, ErrNoRemoteTask), errors.Is(err, ErrRemoteUnknown), errors.Is(err, ErrDeadline):
+		return mk(http.StatusServiceUnavailable, outbound.CodeRunnerUnavailable, "the remote agent's task could not be followed")
 	case errors.Is(err, wire.ErrInvalidAgentResponse):
 		return mk(http.StatusBadRequest, outbound.CodeValidation, "the remote agent's response was malformed")
 	case errors.Is(err, ErrUnknownAgent):
@@ -92,6 +113,15 @@ func ProjectError(runID string, err error) *outbound.Error {
 	}
 	return mk(http.StatusInternalServerError, outbound.CodeInternal, "the exchange with the remote agent failed")
 }
+
+// Vendor error codes (OpenWOP errors.md §Vendor codes: "<org>.<name>") for
+// the ends of a delegation the registry has no code for.
+const (
+	CodeRemoteInputDeclined   = "wopinterop.remote_input_declined"
+	CodeRemoteTaskFailed      = "wopinterop.remote_task_failed"
+	CodeRemoteTaskCancelled   = "wopinterop.remote_task_cancelled"
+	CodeRemoteArtifactRefused = "wopinterop.remote_artifact_refused"
+)
 
 func details(runID string) map[string]any {
 	d := map[string]any{"protocol": "a2a"}

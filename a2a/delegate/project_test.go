@@ -78,6 +78,16 @@ func TestProjectionOfOwnFailures(t *testing.T) {
 		{"cancelled", context.Canceled, 503, outbound.CodeRunnerUnavailable},
 		{"network", &net.OpError{Op: "read", Err: errors.New("reset")}, 503, outbound.CodeRunnerUnavailable},
 		{"unknown peer error", &PeerError{Code: -32099}, 503, outbound.CodeRunnerUnavailable},
+		{"step refused", &StepError{Field: "skill", Reason: "not admitted"}, 400, outbound.CodeValidation},
+		{"auth required", fmt.Errorf("task t: %w", ErrAuthRequired), 422, outbound.CodeCredentialRequired},
+		{"input refused", ErrInputRefused, 422, CodeRemoteInputDeclined},
+		{"remote failed", ErrRemoteFailed, 422, CodeRemoteTaskFailed},
+		{"remote rejected", ErrRemoteRejected, 422, CodeRemoteTaskFailed},
+		{"remote cancelled", ErrRemoteCancelled, 409, CodeRemoteTaskCancelled},
+		{"artifact refused", &ArtifactError{Refusal: RefusalSize, ArtifactID: "a"}, 422, CodeRemoteArtifactRefused},
+		{"disconnected", ErrDisconnected, 503, outbound.CodeRunnerUnavailable},
+		{"deadline", ErrDeadline, 503, outbound.CodeRunnerUnavailable},
+		{"remote unknown", ErrRemoteUnknown, 503, outbound.CodeRunnerUnavailable},
 		{"anything else", errors.New("bug"), 500, outbound.CodeInternal},
 	} {
 		e := ProjectError(runID, tc.err)

@@ -13,6 +13,8 @@
 //	go run ./examples/host -routing-secret "$(openssl rand -hex 32)"
 //	go run ./examples/host -seal-key "$(openssl rand -hex 32)"
 //	go run ./examples/host -push-allow http://127.0.0.1:9999
+//	go run ./examples/host -a2a-agent summarizer=https://agent.example/.well-known/agent-card.json
+//	go run ./examples/host -peer-allow http://127.0.0.1:9998 -a2a-agent local=http://127.0.0.1:9998/.well-known/agent-card.json
 //	go run ./examples/host -card-signing-key card-key.pem
 //	go run ./examples/host -log-level debug
 //	go run ./examples/host -run-retention 1h -host-event-max-age 6h
@@ -40,6 +42,26 @@
 // loopback or private address: local push receivers. Every other push
 // destination must be https to a public address (the library's egress
 // guard, package egress). The card advertises pushNotifications either way.
+//
+// -a2a-agent alias=CARD_URL (repeatable) admits a remote A2A agent: the
+// host is then its client (package a2a/delegate), and every tenant gets
+// the workflow delegate-remote (delegation.go), inputs {"agent": alias,
+// "skill"?, "text"?, "data"?}. At start the host reads each card and pins
+// every skill on it by its current digest (delegate.SkillDigest, logged
+// with the alias); a skill that changes afterwards is refused until the
+// host restarts and admits it again (admission-boundaries §18.3). A card
+// that cannot be read stops the start. The run connects on its own log
+// (one negotiation.decided), sends the data and text, and follows the
+// remote task; each remote input request suspends the run on a
+// clarification interrupt quoting the agent's request, and only the
+// answer given there is sent (declined: the remote task is cancelled and
+// the run fails; cancelling the run cancels the remote task). The run
+// completes with the admitted artifacts as its artifacts and its outputs,
+// acceptance pending verification. -peer-allow lists the exact origins
+// remote agents may be reached at although plain http or on a loopback or
+// private address (the client side's egress guard, as -push-allow is the
+// push side's); -a2a-bearer-file names a file holding the bearer token
+// presented to the agents (none without it).
 //
 // -card-signing-key names a file holding a private key — a JWK, or PEM
 // (PKCS #8, SEC 1 or PKCS #1; e.g. openssl genpkey -algorithm ed25519) —
@@ -87,6 +109,23 @@
 // caller's key does; but any key holder can mint keys that survive a
 // change of -keys until the process ends (at most 1024), which is why it
 // is off by default, and then its path is an unknown route (404).
+//
+// The a2a seam, POST /conformance/seams/sample/a2a/invoke {"peerUrl",
+// "authenticated"?, "peerOffersOnly"?, "requestVersion"?} (seam_a2a.go),
+// makes the host the client of the suite's peer for one call: one run of
+// a hidden workflow (on no list, not startable by anyone else) in the
+// caller's tenant admits the peer for the call — every skill on its card
+// pinned, the versions considered restricted to peerOffersOnly or
+// [requestVersion] (delegate.Admission.Versions) — connects on that run
+// and sends one message with returnImmediately (delegate.Conn.Submit),
+// without waiting for the task. It answers 200 {"negotiatedVersion",
+// "runId"}, or the envelope delegate.ProjectError gives, with
+// details.runId and details.protocol "a2a": 400
+// interop_version_unsupported when the peer offers nothing at or above
+// the floor (then nothing is sent to it), 403 forbidden for a local peer
+// outside -peer-allow. A refused call still creates its run, which fails:
+// the run's log is where the negotiation.decided record lives. The seam
+// authenticates with -a2a-bearer-file's token, else one drawn per process.
 //
 // When it is ready it prints exactly one line, "listening on http://ADDR",
 // with the address it really bound. SIGINT or SIGTERM drains it: open event
@@ -142,6 +181,7 @@
 //	GET  /host/events                              host events over SSE — OpenWOP events.md §Host events
 //	POST /runs/{runId}:cancel                      cancelRun, the colon form one suite leg uses
 //	GET  /agents                                   the caller's agent inventory, with a2aTenant — OpenWOP RFC 0202 §B
+//	POST /conformance/seams/sample/…               the conformance seams, with -conformance-seams only (see above)
 //
 // A2A 1.0 (answers in A2A shapes only, never the OpenWOP envelope — OpenWOP RFC 0211 §C):
 //

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/outbound"
 )
 
 // Error codes this host answers with, each with the status the OpenWOP
@@ -66,9 +67,15 @@ func toAPIError(err error) (e *apiError, internal bool) {
 	var ae *apiError
 	var ie *interop.InputError
 	var mbe *http.MaxBytesError
+	var oe *outbound.Error
 	switch {
 	case errors.As(err, &ae):
 		return ae, false
+	case errors.As(err, &oe):
+		// An outbound exchange (the host as an A2A client) already
+		// projected: its registered code, the library's message, details
+		// naming the protocol and the run (OpenWOP interop.md §The floor).
+		return &apiError{oe.Status, oe.Code, oe.Message, oe.Details}, oe.Code == codeInternal
 	case errors.As(err, &mbe):
 		return &apiError{http.StatusRequestEntityTooLarge, codePayloadTooLarge,
 			"the request body is too large", map[string]any{"limitBytes": mbe.Limit}}, false

@@ -67,6 +67,10 @@ func newTestHostOn(t *testing.T, tune func(*http.Server), opts ...hostOption) *t
 		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Drain:   drain,
 		Minter:  auth,
+		// The host's own workflows (the a2a seam's, delegate-remote) go
+		// where main puts them.
+		Workflows: store,
+		Tenants:   auth.Tenants(),
 	}
 	for _, o := range opts {
 		o(&cfg)

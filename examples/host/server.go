@@ -13,6 +13,7 @@ import (
 	"github.com/wopinterop/wopinterop"
 	"github.com/wopinterop/wopinterop/a2a"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/interop/memstore"
 )
 
 // hostStore is what the host needs from its store: the interop contract
@@ -86,6 +87,32 @@ type config struct {
 	// CardSigner signs every A2A agent card served (-card-signing-key).
 	// Default: cards are unsigned.
 	CardSigner a2a.CardSigner
+	// PeerAllow are exact origins (scheme://host[:port]) remote A2A agents
+	// may be reached at although they are plain http or on a loopback or
+	// private address (-peer-allow): local agents, for the delegate-remote
+	// workflow and the a2a seam. Every other agent must be https to a
+	// public address.
+	PeerAllow []string
+	// Agents are the remote A2A agents admitted at start (-a2a-agent); the
+	// delegate-remote workflow calls them. newHandler reads each card and
+	// pins every skill on it by its current digest.
+	Agents []agentSpec
+	// PeerBearer is the bearer token presented to remote A2A agents
+	// (-a2a-bearer-file). Empty: the Agents are sent no credential, and
+	// the a2a seam, when a call asks for an authenticated exchange,
+	// presents a token drawn per process.
+	PeerBearer string
+	// Workflows registers the workflows the host adds in every tenant of
+	// Tenants: the a2a seam's hidden one (with Seams) and delegate-remote
+	// (with Agents). Required with either.
+	Workflows workflowRegistry
+	Tenants   []string
+}
+
+// workflowRegistry is where newHandler registers its workflows: the
+// memstore.Store.
+type workflowRegistry interface {
+	Register(tenant string, def memstore.WorkflowDef) error
 }
 
 const (
@@ -114,6 +141,12 @@ type server struct {
 	discovery      discoveryDocument
 	seams          bool
 	minter         credentialMinter
+	// runs is the store under hidingStore: the a2a seam starts its hidden
+	// workflow there.
+	runs hostStore
+	// delegation is the host's A2A client side; nil unless Seams or
+	// Agents.
+	delegation *delegation
 }
 
 // handler is the host's http.Handler and what its Close must release.
@@ -140,9 +173,17 @@ func newHandler(cfg config) (*handler, error) {
 	if cfg.Seams && cfg.Minter == nil {
 		return nil, errors.New("host: the conformance seams need a Minter")
 	}
+	delegates := cfg.Seams || len(cfg.Agents) > 0
+	if delegates && (cfg.Workflows == nil || len(cfg.Tenants) == 0) {
+		return nil, errors.New("host: the a2a seam and -a2a-agent need a workflow registry and the tenants")
+	}
 	// Every surface resolves callers through the recorder, so the request
 	// log names the tenant whichever surface authenticated it.
 	cfg.Auth = tenantRecorder{cfg.Auth}
+	runs := cfg.Store
+	if cfg.Seams {
+		cfg.Store = hidingStore{hostStore: cfg.Store, hidden: seamWorkflowID}
+	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("host: BaseURL must be an absolute http(s) origin")
@@ -159,6 +200,7 @@ func newHandler(cfg config) (*handler, error) {
 		drain:       cfg.Drain,
 		seams:       cfg.Seams,
 		minter:      cfg.Minter,
+		runs:        runs,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -198,6 +240,13 @@ func newHandler(cfg config) (*handler, error) {
 		return nil, err
 	}
 
+	if delegates {
+		if s.delegation, err = s.startDelegation(cfg); err != nil {
+			_ = s.interop.Close(context.Background())
+			return nil, err
+		}
+	}
+
 	conformance, err := conformanceRoute(s.interop, version)
 	if err != nil {
 		_ = s.interop.Close(context.Background())
@@ -234,7 +283,8 @@ func (s *server) mountREST(mux *http.ServeMux) {
 		{"GET", "/agents", s.authed(s.listAgents)},
 	}
 	if s.seams { // test only: unknown routes (404) unless -conformance-seams
-		routes = append(routes, route{"POST", mintPath, s.authed(s.mintCredential)})
+		routes = append(routes, route{"POST", mintPath, s.authed(s.mintCredential)},
+			route{"POST", a2aInvokePath, s.authed(s.invokeA2A)})
 	}
 	allow := map[string][]string{}
 	var paths []string

@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wopinterop/wopinterop/internal/tracecontext"
 	"github.com/wopinterop/wopinterop/outbound"
 )
 
@@ -101,15 +100,6 @@ type CallOutcome struct {
 	Reconciliation outbound.Reconciliation
 }
 
-// maxRoundsCeiling is the largest mcp.mrtr.maxRounds the OpenWOP mcp facet
-// allows (facets/mcp.schema.json).
-const maxRoundsCeiling = 16
-
-// latestRevision is the first MCP revision that carries client
-// capabilities in each request's _meta (SEP-2575) and answers
-// input_required (SEP-2322).
-const latestRevision = "2026-07-28"
-
 // Call calls an admitted tool: it checks the request against the
 // admission, sends tools/call with the run's trace context and the
 // capabilities declared for the call, answers input_required rounds only
@@ -126,13 +116,14 @@ const latestRevision = "2026-07-28"
 // the server is not replayed (admission-boundaries §18.9). Cancelling ctx
 // while a request is in flight makes go-sdk send notifications/cancelled.
 //
-// The error is nil only for a result without isError. Otherwise it
-// matches one of the Err* values of this package, a context error, or is
-// the server's JSON-RPC error (match it with errors.As and
-// *jsonrpc.Error). Call appends at most one translation-loss record and
-// one reconciliation record to the run's log.
+// The error is nil only for a result without isError. Otherwise it is an
+// [*AdmissionError] (nothing sent), matches one of the Err* values of this
+// package or a context error, or is the server's JSON-RPC error (match it
+// with errors.As and *jsonrpc.Error); [ProjectError] renders any of them.
+// Call appends at most one translation-loss record and one reconciliation
+// record to the run's log.
 func (s *Session) Call(ctx context.Context, req CallRequest) (*CallOutcome, error) {
-	args, err := s.checkCall(req)
+	args, err := s.checkCall(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +135,10 @@ func (s *Session) Call(ctx context.Context, req CallRequest) (*CallOutcome, erro
 		attemptID: outbound.NewAttemptID(),
 		maxRounds: s.maxRounds(),
 	}
-	if s.Version >= latestRevision {
+	// From 2026-07-28 on, a request's _meta carries the client's
+	// capabilities (SEP-2575): this call declares exactly what its decider
+	// answers, in place of the connection's defaults.
+	if s.Version >= Revision {
 		c.caps = map[string]any{}
 		if req.Elicitation != nil {
 			c.caps["elicitation"] = req.Elicitation
@@ -157,12 +151,13 @@ func (s *Session) Call(ctx context.Context, req CallRequest) (*CallOutcome, erro
 }
 
 // checkCall refuses a request the admission does not cover, before
-// anything is sent.
-func (s *Session) checkCall(req CallRequest) (json.RawMessage, error) {
+// anything naming the tool is sent: a tool not admitted, or listed now
+// with another definition than the one admitted, is an [*AdmissionError].
+func (s *Session) checkCall(ctx context.Context, req CallRequest) (json.RawMessage, error) {
 	if s.call == nil {
 		return nil, &CallError{Field: "session", Reason: "not connected"}
 	}
-	if _, err := s.admitted(req.Tool); err != nil {
+	if _, err := s.admitted(ctx, req.Tool); err != nil {
 		return nil, err
 	}
 	if req.Elicitation != nil && req.Decide == nil {
@@ -210,7 +205,7 @@ func (c *call) run(ctx context.Context) (*CallOutcome, error) {
 		if dctx.Err() != nil {
 			return c.stopped(ctx, dctx, out)
 		}
-		res, err := c.send(ctx, dctx, c.params(ctx, responses, state))
+		res, err := c.send(ctx, dctx, c.params(responses, state))
 		out.Calls++
 		if err != nil {
 			return c.failed(ctx, dctx, out, err)
@@ -226,7 +221,7 @@ func (c *call) run(ctx context.Context) (*CallOutcome, error) {
 		if round > c.maxRounds {
 			// Refused here, before the decider is asked or anything is sent.
 			out.Reconciliation = outbound.FailedPossibleEffect
-			return out, &RoundsError{MaxRounds: c.maxRounds, Calls: out.Calls}
+			return out, &RoundsError{Alias: c.s.Admission.Alias, Tool: c.req.Tool, MaxRounds: c.maxRounds}
 		}
 		state = requestState(res.RequestState)
 		c.s.logger().LogAttrs(ctx, slog.LevelDebug, "remote: input round",
@@ -252,16 +247,10 @@ func (c *call) run(ctx context.Context) (*CallOutcome, error) {
 // is the same logical invocation); a retry adds the answers and the
 // requestState exactly as the server sent it. _meta is a fresh map each
 // time because go-sdk writes its protocol keys into it.
-func (c *call) params(ctx context.Context, responses mcp.InputResponseMap, state requestState) *mcp.CallToolParams {
-	meta := make(mcp.Meta, 4)
-	// OpenWOP interop.md §Trace context: an outbound MCP request continues
-	// the run's trace in params._meta (unprefixed keys).
-	if tc, ok := tracecontext.FromContext(ctx); ok && tracecontext.ValidParent(tc.TraceParent) {
-		meta["traceparent"] = tc.TraceParent
-		if tc.TraceState != "" {
-			meta["tracestate"] = tc.TraceState
-		}
-	}
+func (c *call) params(responses mcp.InputResponseMap, state requestState) *mcp.CallToolParams {
+	// The run's trace context goes into _meta on the way out, for every
+	// request of the session (tap.go).
+	meta := make(mcp.Meta, 2)
 	if c.caps != nil {
 		meta[mcp.MetaKeyClientCapabilities] = c.caps
 	}

@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"context"
+	"net/http"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -8,27 +10,41 @@ import (
 
 // BenchmarkCallOneInputRound: one tools/call with one input round (ask,
 // answer, complete) against a go-sdk stateless server over loopback HTTP —
-// through Session.Call, and through a bare go-sdk CallTool loop doing the
-// same exchange with none of the checks, records or projection.
+// through Session.Call on the connection side's session (admission check
+// from the list cache, tap, guarded transport), and through a bare go-sdk
+// CallTool loop doing the same exchange with none of the checks, records
+// or projection.
 func BenchmarkCallOneInputRound(b *testing.B) {
-	ts := newTestServer(b)
+	s, f := callServer(b)
 	b.Run("Session.Call", func(b *testing.B) {
-		s, _ := realSession(b, ts)
+		sess, err := f.client.Connect(context.Background(), runID, "echo")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sess.Close()
 		req := CallRequest{Tool: "greet", Elicitation: formOnly, Decide: acceptAll}
 		b.ReportAllocs()
 		for b.Loop() {
-			out, err := s.Call(b.Context(), req)
+			out, err := sess.Call(context.Background(), req)
 			if err != nil || out.Rounds != 1 {
 				b.Fatalf("Call = %+v, %v", out, err)
 			}
 		}
 	})
 	b.Run("bare go-sdk", func(b *testing.B) {
-		cs := connect(b, ts.url)
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{}, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		})
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.endpoint(), HTTPClient: &http.Client{}, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
 			p := &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{}}
-			res, err := cs.CallTool(b.Context(), p)
+			res, err := cs.CallTool(ctx, p)
 			if err != nil || !res.NeedsInput() {
 				b.Fatalf("CallTool = %+v, %v", res, err)
 			}
@@ -37,7 +53,7 @@ func BenchmarkCallOneInputRound(b *testing.B) {
 				responses[id] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}
 			}
 			p = &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{}, InputResponses: responses, RequestState: res.RequestState}
-			if res, err = cs.CallTool(b.Context(), p); err != nil || res.NeedsInput() {
+			if res, err = cs.CallTool(ctx, p); err != nil || res.NeedsInput() {
 				b.Fatalf("retry = %+v, %v", res, err)
 			}
 		}

@@ -14,10 +14,6 @@ var (
 	// ErrCallRefused: the call is not covered by the admission or its
 	// request is malformed; nothing was sent. The error is a [*CallError].
 	ErrCallRefused = errors.New("remote: call refused before sending")
-	// ErrRoundsExceeded: the server asked for one more input round than
-	// Session.MaxRounds allows; the retry was never sent (OpenWOP
-	// interop.md §The MCP round ceiling). The error is a [*RoundsError].
-	ErrRoundsExceeded = errors.New("remote: input rounds exceed mcp.mrtr.maxRounds")
 	// ErrInputRefused: the server asked for input and no answer was sent —
 	// no decider, the decider declined or failed, a method or mode the call
 	// did not declare, or an answer that does not fit the request. The
@@ -40,7 +36,7 @@ var (
 
 // CallError is a call refused before anything was sent.
 type CallError struct {
-	// Field names what was refused: "tool" or "arguments".
+	// Field names what was refused: "arguments", "decider" or "session".
 	Field string
 	// Reason is a short explanation safe to show a caller.
 	Reason string
@@ -52,49 +48,6 @@ func (e *CallError) Error() string {
 
 // Is makes every CallError match ErrCallRefused.
 func (e *CallError) Is(target error) bool { return target == ErrCallRefused }
-
-// Project is the refusal in the OpenWOP error envelope: 400
-// validation_error naming the field (OpenWOP errors.md §The envelope).
-func (e *CallError) Project(runID string) *outbound.Error {
-	return &outbound.Error{
-		Status:  http.StatusBadRequest,
-		Code:    outbound.CodeValidation,
-		Message: "the tool call is not covered by the server's admission: " + e.Field,
-		Details: runDetails(runID, map[string]any{"field": e.Field}),
-		Err:     e,
-	}
-}
-
-// RoundsError is an input round past Session.MaxRounds, refused before
-// the retry was sent.
-type RoundsError struct {
-	// MaxRounds is the ceiling that was applied.
-	MaxRounds int
-	// Calls is how many tools/call requests the server saw for the
-	// attempt: at most MaxRounds + 1.
-	Calls int
-}
-
-func (e *RoundsError) Error() string {
-	return ErrRoundsExceeded.Error() + " (" + strconv.Itoa(e.MaxRounds) + ")"
-}
-
-// Is makes every RoundsError match ErrRoundsExceeded.
-func (e *RoundsError) Is(target error) bool { return target == ErrRoundsExceeded }
-
-// Project is the refusal in the OpenWOP error envelope: 422
-// mcp_mrtr_rounds_exceeded (OpenWOP errors.json; interop.md §The MCP round
-// ceiling), naming the run whose log records the attempt in
-// details.runId — never at the top level, the envelope is closed.
-func (e *RoundsError) Project(runID string) *outbound.Error {
-	return &outbound.Error{
-		Status:  http.StatusUnprocessableEntity,
-		Code:    outbound.CodeMRTRRoundsExceeded,
-		Message: "the MCP server asked for more input rounds than mcp.mrtr.maxRounds allows",
-		Details: runDetails(runID, nil),
-		Err:     e,
-	}
-}
 
 // InputReason says why an input round was not answered.
 type InputReason string
@@ -140,14 +93,29 @@ func (e *InputError) Is(target error) bool { return target == ErrInputRefused }
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// runDetails is an envelope's details with the run named, or nil.
-func runDetails(runID string, d map[string]any) map[string]any {
-	if runID == "" {
-		return d
+// projectCall is the OpenWOP error of the call path's own refusals, for
+// ProjectError (OpenWOP errors.md §The envelope); ok is false for any
+// other error:
+//
+//	a request refused before sending ([*CallError])     400 validation_error
+//	an input round not answered ([*InputError])         422 capability_required
+//	a result of a type the call did not ask for         503 runner_unavailable
+//
+// A tool error (ErrToolError) is not an exchange failure: the tool
+// answered, and its result is in the CallOutcome.
+func projectCall(runID string, err error) (*outbound.Error, bool) {
+	var ce *CallError
+	var ie *InputError
+	status, code, msg := 0, "", ""
+	switch {
+	case errors.As(err, &ce):
+		status, code, msg = http.StatusBadRequest, outbound.CodeValidation, "the tool call was refused before it was sent: "+ce.Field
+	case errors.As(err, &ie):
+		status, code, msg = http.StatusUnprocessableEntity, outbound.CodeCapabilityRequired, "the MCP server asked for input the host did not give"
+	case errors.Is(err, ErrUnexpectedResult):
+		status, code, msg = http.StatusServiceUnavailable, outbound.CodeRunnerUnavailable, "the MCP server answered with a result the call did not ask for"
+	default:
+		return nil, false
 	}
-	if d == nil {
-		d = map[string]any{}
-	}
-	d["runId"] = runID
-	return d
+	return &outbound.Error{Status: status, Code: code, Message: msg, Details: details(runID), Err: err}, true
 }

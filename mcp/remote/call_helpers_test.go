@@ -17,8 +17,6 @@ import (
 
 const testRunID = "tenant-a/run-00000000000000001"
 
-var testNow = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
-
 // script answers the n-th request (from 1) of a fake server.
 type script func(ctx context.Context, n int, p *mcp.CallToolParams) (*mcp.CallToolResult, error)
 
@@ -145,17 +143,22 @@ func (s *recordingSink) count() int {
 }
 
 // testSession is a session on c admitting the tools "echo" and "ask",
-// speaking 2026-07-28 with a ceiling of 4 rounds.
+// speaking 2026-07-28 with a ceiling of 4 rounds. The edits apply first;
+// then the tools are put in the client's list cache under the session's
+// key, as a tools/list would, so the admission check passes without a
+// connection.
 func testSession(c caller, edit ...func(*Session)) (*Session, *recordingSink) {
 	sink := &recordingSink{}
 	s := &Session{
 		RunID: testRunID,
 		Admission: Admission{
-			Alias:    "srv",
-			Endpoint: "https://mcp.example.com/mcp",
-			Tools:    []AdmittedTool{{Name: "echo"}, {Name: "ask"}},
+			Alias:     "srv",
+			Endpoint:  "https://mcp.example.com/mcp",
+			Tenant:    "acme",
+			Principal: "user-1",
+			Tools:     []AdmittedTool{{Name: "echo", Digest: ToolDigest(objectTool("echo"))}, {Name: "ask", Digest: ToolDigest(objectTool("ask"))}},
 		},
-		Version:   "2026-07-28",
+		Version:   Revision,
 		MaxRounds: 4,
 		call:      c,
 		deps:      &sessionDeps{events: sink, now: func() time.Time { return testNow }},
@@ -163,7 +166,25 @@ func testSession(c caller, edit ...func(*Session)) (*Session, *recordingSink) {
 	for _, e := range edit {
 		e(s)
 	}
+	if s.link == nil {
+		s.link = &link{client: &Client{cache: newListCache(func() time.Time { return testNow }, time.Hour, 8)}, origin: "https://mcp.example.com"}
+		key, err := s.cacheKey(context.Background(), methodListTools)
+		if err != nil {
+			panic(err)
+		}
+		items := []listed{}
+		for _, name := range []string{"echo", "ask"} {
+			t := objectTool(name)
+			items = append(items, listed{name: name, digest: ToolDigest(t), item: t})
+		}
+		s.link.client.cache.put(key, items, 3_600_000)
+	}
 	return s, sink
+}
+
+// objectTool is a tool taking any object.
+func objectTool(name string) *mcp.Tool {
+	return &mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}
 }
 
 // formOnly declares form elicitation.

@@ -12,19 +12,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wopinterop/wopinterop/internal/tracecontext"
-	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/outbound"
 )
 
 func TestCallCompletes(t *testing.T) {
 	f := &fakeCaller{script: answers(t, okResult)}
 	s, sink := testSession(f)
-	ctx := tracecontext.NewContext(t.Context(), interop.TraceContext{
-		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-		TraceState:  "vendor=opaque",
-	})
-	out, err := s.Call(ctx, CallRequest{Tool: "echo", Arguments: json.RawMessage(` {"text":"hi","n":[1,2]} `)})
+	out, err := s.Call(t.Context(), CallRequest{Tool: "echo", Arguments: json.RawMessage(` {"text":"hi","n":[1,2]} `)})
 	if err != nil {
 		t.Fatalf("Call: %v", err)
 	}
@@ -39,20 +33,10 @@ func TestCallCompletes(t *testing.T) {
 	if p.Name != "echo" || string(p.Arguments) != `{"text":"hi","n":[1,2]}` || p.RequestState != nil || p.InputResponses != nil {
 		t.Errorf("request %+v", p)
 	}
-	// OpenWOP interop.md §Trace context: the run's trace in _meta,
-	// unprefixed; the capabilities declared for this call (none).
-	wantMeta := map[string]string{
-		"traceparent": `"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`,
-		"tracestate":  `"vendor=opaque"`,
-		"io.modelcontextprotocol/clientCapabilities": `{}`,
-	}
-	if len(p.Meta) != len(wantMeta) {
+	// The capabilities declared for this call (none); the connection's
+	// tap adds the trace context and go-sdk its protocol keys.
+	if len(p.Meta) != 1 || string(p.Meta["io.modelcontextprotocol/clientCapabilities"]) != `{}` {
 		t.Errorf("_meta %v", p.Meta)
-	}
-	for k, v := range wantMeta {
-		if string(p.Meta[k]) != v {
-			t.Errorf("_meta[%q] = %s, want %s", k, p.Meta[k], v)
-		}
 	}
 	if sink.count() != 0 {
 		t.Errorf("events %+v, want none for a clean completion", sink.events)
@@ -85,28 +69,38 @@ func TestCallDeclaresCapabilitiesOnlyOn20260728(t *testing.T) {
 func TestCallRefusedBeforeSending(t *testing.T) {
 	big := json.RawMessage(`{"x":"` + strings.Repeat("a", 100) + `"}`)
 	for _, tc := range []struct {
-		name  string
-		req   CallRequest
-		edit  func(*Session)
-		field string
+		name    string
+		req     CallRequest
+		edit    func(*Session)
+		field   string  // a *CallError on field, or
+		problem Problem // an *AdmissionError with problem
 	}{
-		{"unadmitted tool", CallRequest{Tool: "delete_everything"}, nil, "tool"},
-		{"arguments not an object", CallRequest{Tool: "echo", Arguments: json.RawMessage(`[1]`)}, nil, "arguments"},
-		{"arguments not JSON", CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"a":`)}, nil, "arguments"},
-		{"arguments too large", CallRequest{Tool: "echo", Arguments: big}, func(s *Session) { s.Admission.Limits.MaxArgumentBytes = 64 }, "arguments"},
-		{"elicitation without decider", CallRequest{Tool: "ask", Elicitation: formOnly}, nil, "decider"},
-		{"not connected", CallRequest{Tool: "echo"}, func(s *Session) { s.call = nil }, "session"},
+		{"unadmitted tool", CallRequest{Tool: "delete_everything"}, nil, "", NotAdmitted},
+		{"tool changed since admitted", CallRequest{Tool: "echo"}, func(s *Session) { s.Admission.Tools[0].Digest = strings.Repeat("0", 64) }, "", Changed},
+		{"arguments not an object", CallRequest{Tool: "echo", Arguments: json.RawMessage(`[1]`)}, nil, "arguments", ""},
+		{"arguments not JSON", CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"a":`)}, nil, "arguments", ""},
+		{"arguments too large", CallRequest{Tool: "echo", Arguments: big}, func(s *Session) { s.Admission.Limits.MaxArgumentBytes = 64 }, "arguments", ""},
+		{"elicitation without decider", CallRequest{Tool: "ask", Elicitation: formOnly}, nil, "decider", ""},
+		{"not connected", CallRequest{Tool: "echo"}, func(s *Session) { s.call = nil }, "session", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeCaller{script: answers(t)}
-			s, sink := testSession(f)
-			if tc.edit != nil {
-				tc.edit(s)
-			}
+			s, sink := testSession(f, func(s *Session) {
+				if tc.edit != nil {
+					tc.edit(s)
+				}
+			})
 			out, err := s.Call(t.Context(), tc.req)
+			if out != nil {
+				t.Fatalf("outcome %+v for a call never sent", out)
+			}
 			var ce *CallError
-			if out != nil || !errors.As(err, &ce) || ce.Field != tc.field || !errors.Is(err, ErrCallRefused) {
-				t.Fatalf("Call = %+v, %v; want a CallError on %q", out, err, tc.field)
+			var ae *AdmissionError
+			switch {
+			case tc.field != "" && (!errors.As(err, &ce) || ce.Field != tc.field || !errors.Is(err, ErrCallRefused)):
+				t.Fatalf("err %v; want a CallError on %q", err, tc.field)
+			case tc.problem != "" && (!errors.As(err, &ae) || ae.Problem != tc.problem || ae.Name != tc.req.Tool):
+				t.Fatalf("err %v; want an AdmissionError %q", err, tc.problem)
 			}
 			if f.calls() != 0 || sink.count() != 0 {
 				t.Fatalf("sent %d requests, appended %d events; want none", f.calls(), sink.count())
@@ -115,12 +109,32 @@ func TestCallRefusedBeforeSending(t *testing.T) {
 	}
 }
 
-func TestCallErrorEnvelope(t *testing.T) {
-	e := (&CallError{Field: "tool", Reason: "not an admitted tool of this server"}).Project(testRunID)
-	body, _ := json.Marshal(map[string]any{"error": e.Code, "message": e.Message, "details": e.Details})
-	const want = `{"details":{"field":"tool","runId":"tenant-a/run-00000000000000001"},"error":"validation_error","message":"the tool call is not covered by the server's admission: tool"}`
-	if e.Status != 400 || string(body) != want {
-		t.Fatalf("%d %s\nwant %s", e.Status, body, want)
+// TestCallPathEnvelopes: the call path's own refusals in the OpenWOP error
+// envelope, whole.
+func TestCallPathEnvelopes(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		want   string
+	}{
+		{&CallError{Field: "arguments", Reason: "not a JSON object"}, 400,
+			`{"details":{"protocol":"mcp","runId":"tenant-a/run-00000000000000001"},"error":"validation_error","message":"the tool call was refused before it was sent: arguments"}`},
+		{&InputError{Reason: InputUndeclared, Request: "who"}, 422,
+			`{"details":{"protocol":"mcp","runId":"tenant-a/run-00000000000000001"},"error":"capability_required","message":"the MCP server asked for input the host did not give"}`},
+		{ErrUnexpectedResult, 503,
+			`{"details":{"protocol":"mcp","runId":"tenant-a/run-00000000000000001"},"error":"runner_unavailable","message":"the MCP server answered with a result the call did not ask for"}`},
+	} {
+		e, ok := projectCall(testRunID, tc.err)
+		if !ok {
+			t.Fatalf("%v not projected", tc.err)
+		}
+		body, _ := json.Marshal(map[string]any{"error": e.Code, "message": e.Message, "details": e.Details})
+		if e.Status != tc.status || string(body) != tc.want || !errors.Is(e, tc.err) {
+			t.Errorf("%v: %d %s\nwant %d %s", tc.err, e.Status, body, tc.status, tc.want)
+		}
+	}
+	if _, ok := projectCall(testRunID, ErrToolError); ok {
+		t.Error("a tool error is the tool's answer, not the call path's refusal")
 	}
 }
 
@@ -228,13 +242,13 @@ func TestRoundsCeiling(t *testing.T) {
 		}
 		out, err := s.Call(t.Context(), CallRequest{Tool: "ask", Elicitation: formOnly, Decide: decide})
 		var re *RoundsError
-		if !errors.As(err, &re) || !errors.Is(err, ErrRoundsExceeded) || re.MaxRounds != tc.applied {
+		if !errors.As(err, &re) || !errors.Is(err, ErrRoundsExceeded) || re.MaxRounds != tc.applied || re.Alias != "srv" || re.Tool != "ask" {
 			t.Fatalf("MaxRounds %d: err %v", tc.maxRounds, err)
 		}
 		// The server saw the first call and one retry per allowed round;
 		// the round past the ceiling reached neither the decider nor the
 		// server.
-		if f.calls() != tc.applied+1 || re.Calls != tc.applied+1 || out.Calls != tc.applied+1 || out.Rounds != tc.applied || decisions != tc.applied {
+		if f.calls() != tc.applied+1 || out.Calls != tc.applied+1 || out.Rounds != tc.applied || decisions != tc.applied {
 			t.Fatalf("MaxRounds %d: server saw %d calls, outcome %+v, %d decisions", tc.maxRounds, f.calls(), out, decisions)
 		}
 		if out.Reconciliation != outbound.FailedPossibleEffect || len(sink.ofType(EventReconciled)) != 1 {
@@ -244,14 +258,16 @@ func TestRoundsCeiling(t *testing.T) {
 }
 
 func TestRoundsErrorEnvelope(t *testing.T) {
-	e := (&RoundsError{MaxRounds: 4, Calls: 5}).Project(testRunID)
+	f := &fakeCaller{script: func(context.Context, int, *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+		return result(t, askForm), nil
+	}}
+	s, _ := testSession(f)
+	_, err := s.Call(t.Context(), CallRequest{Tool: "ask", Elicitation: formOnly, Decide: acceptAll})
+	e := ProjectError(s.RunID, err)
 	body, _ := json.Marshal(map[string]any{"error": e.Code, "message": e.Message, "details": e.Details})
-	const want = `{"details":{"runId":"tenant-a/run-00000000000000001"},"error":"mcp_mrtr_rounds_exceeded","message":"the MCP server asked for more input rounds than mcp.mrtr.maxRounds allows"}`
+	const want = `{"details":{"maxRounds":4,"protocol":"mcp","runId":"tenant-a/run-00000000000000001"},"error":"mcp_mrtr_rounds_exceeded","message":"the MCP server asked for input more times than the host allows"}`
 	if e.Status != 422 || string(body) != want || !errors.Is(e, ErrRoundsExceeded) {
 		t.Fatalf("%d %s\nwant %s", e.Status, body, want)
-	}
-	if d := (&RoundsError{}).Project("").Details; d != nil {
-		t.Errorf("details without a run: %v", d)
 	}
 }
 

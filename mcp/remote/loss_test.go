@@ -171,16 +171,3 @@ func (s *ctxCheckingSink) AppendRunEvent(ctx context.Context, _ string, _ intero
 func (s *ctxCheckingSink) PublishHostEvent(context.Context, string, interop.HostEvent) error {
 	return nil
 }
-
-// TestGoSDKServerResultsLoseNothing: a plain result of a go-sdk server
-// carries only the protocol's own _meta (serverInfo), which is no loss.
-func TestGoSDKServerResultsLoseNothing(t *testing.T) {
-	ts := newTestServer(t)
-	s, sink := realSession(t, ts)
-	if _, err := s.Call(t.Context(), CallRequest{Tool: "greet", Elicitation: formOnly, Decide: acceptAll}); err != nil {
-		t.Fatal(err)
-	}
-	if sink.count() != 0 {
-		t.Fatalf("events %+v, want none", sink.events)
-	}
-}

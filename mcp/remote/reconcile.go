@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/outbound"
 )
@@ -35,11 +35,6 @@ var refusedBeforeExecution = map[int64]bool{
 	-32022:                     true,
 }
 
-// codeRejectedByTransport is go-sdk's own marker for a request its
-// transport did not deliver as a call (jsonrpc2.ErrRejected); it wraps the
-// real cause and is never a server's answer.
-const codeRejectedByTransport = -32005
-
 // failed ends a call whose request failed.
 func (c *call) failed(ctx, dctx context.Context, out *CallOutcome, err error) (*CallOutcome, error) {
 	if dctx.Err() != nil {
@@ -48,7 +43,7 @@ func (c *call) failed(ctx, dctx context.Context, out *CallOutcome, err error) (*
 	// Only the first request proves anything by being refused: a retry
 	// follows requests the tool already answered input_required to.
 	first := out.Calls == 1
-	if rpc := serverError(err); rpc != nil {
+	if rpc := serverRPCError(err); rpc != nil {
 		if len(rpc.Data) > 0 {
 			c.loss.dropped.ErrorData++
 		}
@@ -59,9 +54,9 @@ func (c *call) failed(ctx, dctx context.Context, out *CallOutcome, err error) (*
 		return out, fmt.Errorf("remote: tools/call: %w", err)
 	}
 	switch {
-	case notSent(err) && first:
+	case first && refusedUnexecuted(err):
 		out.Reconciliation = outbound.FailedNoEffect
-		return out, fmt.Errorf("remote: tools/call not sent: %w", err)
+		return out, fmt.Errorf("remote: tools/call refused: %w", err)
 	case disconnected(err):
 		out.Reconciliation = outbound.DisconnectedStillActive
 		return out, fmt.Errorf("%w: %w", ErrDisconnected, err)
@@ -88,24 +83,23 @@ func (c *call) stopped(ctx, dctx context.Context, out *CallOutcome) (*CallOutcom
 	return out, fmt.Errorf("%w: %w", ErrTimeout, context.DeadlineExceeded)
 }
 
-// serverError is the JSON-RPC error the server answered with, if any.
-func serverError(err error) *jsonrpc.Error {
-	var found *jsonrpc.Error
-	walkErrors(err, func(e error) bool {
-		if w, ok := e.(*jsonrpc.Error); ok && w.Code != codeRejectedByTransport {
-			found = w
-			return true
-		}
-		return false
-	})
-	return found
-}
-
-// notSent reports an error that proves the request never left: the
-// connection to the server could not be opened.
-func notSent(err error) bool {
+// refusedUnexecuted reports an error that proves the request never reached
+// the tool: it never left (the connection could not be opened, the egress
+// guard refused the destination, the transport refused a request not at
+// the negotiated revision), or the server's HTTP layer refused it with a
+// 4xx before any MCP processing (an authentication challenge, a
+// forbidden credential).
+func refusedUnexecuted(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	var rev *RevisionError
+	var st *StatusError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial", errors.Is(err, egress.ErrRefused), errors.As(err, &rev):
+		return true
+	case errors.As(err, &st):
+		return st.StatusCode >= 400 && st.StatusCode < 500
+	}
+	return false
 }
 
 // disconnected reports a connection lost while a request was in flight:
@@ -113,32 +107,10 @@ func notSent(err error) bool {
 // went out (the server closed or reset the connection instead of
 // answering).
 func disconnected(err error) bool {
-	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
-		return true
-	}
-	var ue *url.Error
-	return errors.As(err, &ue) && (errors.Is(ue.Err, io.EOF) || errors.Is(ue.Err, io.ErrUnexpectedEOF) ||
-		errors.Is(ue.Err, syscall.ECONNRESET) || errors.Is(ue.Err, syscall.EPIPE))
-}
-
-// walkErrors visits err's tree depth first until visit returns true.
-func walkErrors(err error, visit func(error) bool) bool {
-	for err != nil {
-		if visit(err) {
+	for _, target := range []error{mcp.ErrConnectionClosed, mcp.ErrSessionMissing,
+		io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.EPIPE} {
+		if errors.Is(err, target) {
 			return true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if walkErrors(e, visit) {
-					return true
-				}
-			}
-			return false
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		default:
-			return false
 		}
 	}
 	return false

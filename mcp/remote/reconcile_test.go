@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/outbound"
 )
 
@@ -56,6 +58,13 @@ func TestFailureReconciliation(t *testing.T) {
 		{"connection reset", reset, false, outbound.DisconnectedStillActive, ErrDisconnected, 0, false},
 		{"connection closed", fmt.Errorf("%w: calling \"tools/call\": EOF", mcp.ErrConnectionClosed), false, outbound.DisconnectedStillActive, ErrDisconnected, 0, false},
 		{"unreadable result", errors.New("unmarshaling result: unrecognized content type \"video\""), false, outbound.FailedPossibleEffect, nil, 0, false},
+		// As the connection side's caller returns them.
+		{"authentication challenge", &StatusError{StatusCode: 401}, false, outbound.FailedNoEffect, nil, 0, false},
+		{"server failing", &StatusError{StatusCode: 503}, false, outbound.FailedPossibleEffect, nil, 0, false},
+		{"egress refusal", &ExchangeError{Alias: "srv", Method: "tools/call", Err: &egress.RefusedError{}}, false, outbound.FailedNoEffect, nil, 0, false},
+		{"revision refused locally", &RevisionError{Sent: "2025-11-25", Want: Revision}, false, outbound.FailedNoEffect, nil, 0, false},
+		{"connection closed by the server", &ExchangeError{Alias: "srv", Method: "tools/call", Err: io.EOF}, false, outbound.DisconnectedStillActive, ErrDisconnected, 0, false},
+		{"dial refused", &ExchangeError{Alias: "srv", Method: "tools/call", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}, false, outbound.FailedNoEffect, nil, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			failAt := 1
