@@ -207,6 +207,7 @@ func (c *call) run(ctx context.Context) (*CallOutcome, error) {
 		}
 		res, err := c.send(ctx, dctx, c.params(responses, state))
 		out.Calls++
+		out.StateEchoed = out.StateEchoed || state != ""
 		if err != nil {
 			return c.failed(ctx, dctx, out, err)
 		}
@@ -238,7 +239,6 @@ func (c *call) run(ctx context.Context) (*CallOutcome, error) {
 			return out, err
 		}
 		out.Rounds = round
-		out.StateEchoed = out.StateEchoed || state != ""
 	}
 }
 
@@ -248,8 +248,7 @@ func (c *call) run(ctx context.Context) (*CallOutcome, error) {
 // requestState exactly as the server sent it. _meta is a fresh map each
 // time because go-sdk writes its protocol keys into it.
 func (c *call) params(responses mcp.InputResponseMap, state requestState) *mcp.CallToolParams {
-	// The run's trace context goes into _meta on the way out, for every
-	// request of the session (tap.go).
+	// The session's tap adds the run's trace context (tap.go).
 	meta := make(mcp.Meta, 2)
 	if c.caps != nil {
 		meta[mcp.MetaKeyClientCapabilities] = c.caps

@@ -15,9 +15,9 @@ var (
 	// request is malformed; nothing was sent. The error is a [*CallError].
 	ErrCallRefused = errors.New("remote: call refused before sending")
 	// ErrInputRefused: the server asked for input and no answer was sent —
-	// no decider, the decider declined or failed, a method or mode the call
-	// did not declare, or an answer that does not fit the request. The
-	// error is an [*InputError].
+	// a method or mode the call did not declare, the decider declined or
+	// failed, or an answer that does not fit the request. The error is an
+	// [*InputError].
 	ErrInputRefused = errors.New("remote: input request not answered")
 	// ErrToolError: the tool ran and reported an error (isError). The
 	// CallOutcome carries its result.
@@ -54,8 +54,6 @@ type InputReason string
 
 // Why an input round ends a call.
 const (
-	// InputNoDecider: the call has no InputDecider.
-	InputNoDecider InputReason = "no-decider"
 	// InputUndeclared: the server asked with a method or an elicitation
 	// mode the call did not declare (a conforming server answers -32021
 	// instead; the client never answers what it did not declare).
