@@ -7,12 +7,13 @@ import (
 
 // cacheKey is what a cached list is keyed by (OpenWOP interop map,
 // mcp.cache: tenant, workspace, principal, server origin, revision and
-// authorization context). The authorization context is the credential's
-// identity (its reference) and the keyed fingerprint of the value
-// presented, never the value.
+// authorization context). The server is its endpoint, origin and path:
+// two servers may share an origin, and one's list is not the other's.
+// The authorization context is the credential's identity (its reference)
+// and the keyed fingerprint of the value presented, never the value.
 type cacheKey struct {
 	tenant, workspace, principal string
-	origin, revision             string
+	server, revision             string
 	credential, fingerprint      string
 	method                       string
 }
@@ -95,6 +96,19 @@ func (c *listCache) evict(now time.Time) {
 	}
 	if !dropped && !oldestAt.IsZero() {
 		delete(c.entries, oldest)
+	}
+}
+
+// dropServer drops the lists of the server at endpoint, under every
+// authorization key: a server's list changed for every caller. An empty
+// revision or method drops them all.
+func (c *listCache) dropServer(endpoint, revision, method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.entries {
+		if k.server == endpoint && (revision == "" || k.revision == revision) && (method == "" || k.method == method) {
+			delete(c.entries, k)
+		}
 	}
 }
 

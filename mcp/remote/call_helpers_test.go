@@ -167,7 +167,7 @@ func testSession(c caller, edit ...func(*Session)) (*Session, *recordingSink) {
 		e(s)
 	}
 	if s.link == nil {
-		s.link = &link{client: &Client{cache: newListCache(func() time.Time { return testNow }, time.Hour, 8)}, origin: "https://mcp.example.com"}
+		s.link = &link{client: &Client{cache: newListCache(func() time.Time { return testNow }, time.Hour, 8)}, endpoint: "https://mcp.example.com/mcp"}
 		key, err := s.cacheKey(context.Background(), methodListTools)
 		if err != nil {
 			panic(err)

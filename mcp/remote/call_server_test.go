@@ -269,9 +269,11 @@ func TestPeerTranslationLoss(t *testing.T) {
 
 // TestPeerToolGoneWhileListCached: the tool is admitted and in the cached
 // list, but the server no longer has it: its -32602 proves nothing ran.
+// (The session does not listen: the server's list_changed would drop the
+// cached list.)
 func TestPeerToolGoneWhileListCached(t *testing.T) {
 	p := mcppeers.StartGo(t, mcppeers.Script{ListCache: mcppeers.PrivateList()})
-	sess, _, ctx := peerSession(t, p, []string{mcppeers.Echo})
+	sess, _, ctx := peerSession(t, p, []string{mcppeers.Echo}, withOptions(func(o *Options) { o.NoListChanges = true }))
 	if _, err := sess.Tools(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -99,8 +99,14 @@ type Options struct {
 	// the entry nearest its expiry is dropped.
 	CacheEntries int
 	// ConnectTimeout bounds the negotiation of Connect (server/discover),
-	// unless its context ends sooner (default 10s).
+	// unless its context ends sooner (default 10s), and the wait for a
+	// subscriptions/listen stream's response headers.
 	ConnectTimeout time.Duration
+	// NoListChanges keeps sessions from opening a subscriptions/listen
+	// stream to hear of list changes: cached lists then expire by their
+	// ttlMs, or when the host calls InvalidateServer. By default a
+	// session whose server advertises listChanged keeps one stream open.
+	NoListChanges bool
 	// TLS configures https connections to servers (e.g. RootCAs of a
 	// private CA); nil means the system roots.
 	TLS *tls.Config
@@ -133,6 +139,9 @@ type Client struct {
 	// a rotated credential is a different authorization context, and the
 	// key never holds anything from which the credential could be guessed.
 	authKey [32]byte
+	// listenRetry bounds the delay before a list-change stream is opened
+	// again (listen.go); tests shorten it.
+	listenRetry [2]time.Duration
 
 	mu         sync.RWMutex
 	admissions map[string]Admission
@@ -224,6 +233,7 @@ func New(deps Deps, opts Options) (*Client, error) {
 		URL:  &mcp.URLElicitationCapabilities{},
 	}}
 	c.cache = newListCache(c.opts.Now, c.opts.ListTTL, c.opts.CacheEntries)
+	c.listenRetry = [2]time.Duration{listenRetryMin, listenRetryMax}
 	_, _ = rand.Read(c.authKey[:]) // crypto/rand.Read never fails (Go 1.24+)
 	c.http = c.guard.NewClient(egress.ClientOptions{TLS: opts.TLS, RefuseRedirects: true})
 	return c, nil
@@ -299,6 +309,18 @@ func (c *Client) Admission(alias string) (Admission, bool) {
 // authorization context and never meets the old entries.
 func (c *Client) InvalidateCredential(ref CredentialRef) {
 	c.cache.dropCredential(credentialIdentity(ref))
+}
+
+// InvalidateServer drops every cached list of the server admitted under
+// alias — every method, revision and authorization context — so the next
+// list is fetched. A session hears of most changes itself (a server's
+// notifications/*/list_changed on its subscriptions/listen stream); a
+// host that learns of a change otherwise, or whose server does not
+// notify, calls this. An unknown alias drops nothing.
+func (c *Client) InvalidateServer(alias string) {
+	if a, ok := c.Admission(alias); ok {
+		c.cache.dropServer(a.Endpoint, "", "")
+	}
 }
 
 func (c *Client) validate(a *Admission) error {

@@ -128,6 +128,9 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, er
 		c.fault(ctx, alias, "discover", err)
 		return nil, err
 	}
+	if !c.opts.NoListChanges {
+		l.listener = c.listen(ctx, l, alias, d.Version, l.cs.InitializeResult().Capabilities)
+	}
 	return &Session{
 		RunID:     runID,
 		Admission: a,
@@ -169,33 +172,42 @@ func pinned(offers []string, revision, floor string) []string {
 	return out
 }
 
-// link is the connection side of a session: the go-sdk session and what
-// the lists need to key the cache.
+// link is the connection side of a session: the go-sdk session, the
+// session's HTTP client (its guarded transport), what the lists need to
+// key the cache, and the session's list-change listener.
 type link struct {
 	client *Client
 	cs     *mcp.ClientSession
 	tap    *tap
-	// origin is the endpoint's serialized origin (a cache key member).
-	origin string
+	hc     *http.Client
+	// endpoint is the server's endpoint as admitted (a cache key member).
+	endpoint string
 	// credential returns the Authorization value presented at every
 	// request, nil when none.
 	credential func(context.Context) (string, error)
+	// listener is the subscriptions/listen stream, nil when none is open.
+	listener *listener
 }
 
-// close closes the go-sdk session, if one was made; safe on a nil link.
-func (l *link) close() {
-	if l != nil && l.cs != nil {
-		_ = l.cs.Close()
+// close stops the listener and closes the go-sdk session, if one was
+// made; safe on a nil link.
+func (l *link) close() error {
+	if l == nil {
+		return nil
 	}
+	l.listener.stop()
+	if l.cs == nil {
+		return nil
+	}
+	return l.cs.Close()
 }
 
 // open builds the session's transport and go-sdk client and connects:
 // go-sdk sends server/discover at asked. The link is returned even when
 // Connect failed, for what its tap saw.
 func (c *Client) open(ctx context.Context, a *Admission, asked string, auth func(context.Context) (string, error)) (*link, error) {
-	origin, _ := negotiate.Origin(a.Endpoint)
-	l := &link{client: c, tap: &tap{}, origin: origin, credential: auth}
-	hc := &http.Client{
+	l := &link{client: c, tap: &tap{}, endpoint: a.Endpoint, credential: auth}
+	l.hc = &http.Client{
 		Transport: &transport{
 			next:       c.http.Transport,
 			revision:   asked,
@@ -215,7 +227,7 @@ func (c *Client) open(ctx context.Context, a *Admission, asked string, auth func
 	defer cancel()
 	cs, err := mc.Connect(cctx, &mcp.StreamableClientTransport{
 		Endpoint:   a.Endpoint,
-		HTTPClient: hc,
+		HTTPClient: l.hc,
 		// A stateless server has no stream to listen on or resume: a
 		// broken stream ends its call at once instead of being retried.
 		DisableStandaloneSSE: true,
@@ -312,13 +324,14 @@ func (c *Client) fault(ctx context.Context, alias, step string, err error) {
 		slog.String("server", alias), slog.String("step", step), slog.String("error", err.Error()))
 }
 
-// Close ends the session: go-sdk's connection and whatever it holds. A
-// stateless session has nothing to end on the server.
+// Close ends the session: its list-change stream (Close returns after the
+// goroutine reading it), go-sdk's connection and whatever it holds. A
+// stateless session has nothing else to end on the server.
 func (s *Session) Close() error {
-	if s == nil || s.link == nil || s.link.cs == nil {
+	if s == nil {
 		return nil
 	}
-	return s.link.cs.Close()
+	return s.link.close()
 }
 
 // sessionCaller is the caller the call path drives: go-sdk's session, with

@@ -30,9 +30,19 @@
 // definition's digest ([ToolDigest], RFC 8785 canonical JSON) changed, is
 // invisible, and the call path refuses it before anything is sent.
 // Discovery is not permission. Lists follow pagination up to MaxPages and
-// are cached per tenant, workspace, principal, server origin, revision and
-// authorization context, for at most the server's ttlMs (OpenWOP interop
-// map, mcp.cache); go-sdk's own per-session cache is kept empty.
+// are cached per tenant, workspace, principal, server (its endpoint),
+// revision and authorization context, for at most the server's ttlMs
+// (OpenWOP interop map, mcp.cache); go-sdk's own per-session cache is kept
+// empty. A session whose server advertises listChanged keeps a
+// subscriptions/listen stream open on a goroutine it owns (MCP 2026-07-28
+// basic/patterns/subscriptions): a notifications/*/list_changed drops that
+// list of the server under every authorization key, so the next list is
+// fetched and projected afresh — a tool added that way stays invisible
+// until the host admits it. The stream never blocks or fails Connect, is
+// bounded event by event rather than as a whole, is opened again (and
+// the lists dropped) when the server ends it, and ends with Session.Close.
+// [Client.InvalidateServer] and [Client.InvalidateCredential] drop lists
+// on the host's word.
 //
 // Every request carries the run's W3C trace context ([WithTraceContext])
 // in params._meta and in the traceparent header (OpenWOP interop.md §Trace

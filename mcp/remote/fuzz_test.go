@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -71,6 +72,37 @@ func FuzzTransportResponse(f *testing.F) {
 		}
 		if (status < 200 || status > 299) && !carriesRPCError(got) {
 			t.Fatalf("a %d without a JSON-RPC error passed", status)
+		}
+	})
+}
+
+// FuzzSSEData: whatever a listen stream carries, every event yielded came
+// whole from at most the limit's bytes, and an error ends the iteration.
+func FuzzSSEData(f *testing.F) {
+	for _, s := range []string{
+		"data: {\"a\":1}\n\n", "data:x\r\ndata: y\r\n\r\n", ": c\nevent: e\nid: 1\nretry: 5\n\n",
+		"data: cut", "data: " + strings.Repeat("z", 300) + "\n\n", "\n\n\n", "data\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		const limit = 256
+		stopped := false
+		for data, err := range sseData(bytes.NewReader(body), limit) {
+			if stopped {
+				t.Fatal("an event after an error")
+			}
+			if err != nil {
+				var tl *egress.TooLargeError
+				if !errors.As(err, &tl) || tl.Limit != limit {
+					t.Fatalf("error %v", err)
+				}
+				stopped = true
+				continue
+			}
+			if len(data) > limit {
+				t.Fatalf("an event of %d bytes", len(data))
+			}
 		}
 	})
 }

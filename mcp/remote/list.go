@@ -227,7 +227,7 @@ func markAmbiguous(items []listed) []listed {
 }
 
 // cacheKey is the key of this session's list of method: the admission's
-// tenant, workspace and principal, the server's origin, the negotiated
+// tenant, workspace and principal, the server's endpoint, the negotiated
 // revision, and the authorization context — the credential's reference
 // and the fingerprint of the value presented now.
 func (s *Session) cacheKey(ctx context.Context, method string) (cacheKey, error) {
@@ -243,7 +243,7 @@ func (s *Session) cacheKey(ctx context.Context, method string) (cacheKey, error)
 	a := &s.Admission
 	return cacheKey{
 		tenant: a.Tenant, workspace: a.Workspace, principal: a.Principal,
-		origin: l.origin, revision: s.Version,
+		server: l.endpoint, revision: s.Version,
 		credential: credentialIdentity(a.Credential), fingerprint: fp,
 		method: method,
 	}, nil

@@ -62,12 +62,20 @@ func TestMCPPeers(t *testing.T) {
 		if _, err := sess.call.CallTool(ctx, &mcp.CallToolParams{Name: mcppeers.Echo, Arguments: map[string]any{"x": 1}}); err != nil {
 			t.Fatal(err)
 		}
+		// The server advertises tools.listChanged: the session listens, on
+		// its own goroutine, beside the requests it makes.
+		waitListening(t, sess, 1)
 		var methods []string
 		for _, q := range p.Requests() {
-			methods = append(methods, q.Method)
 			if q.ProtocolVersion != Revision || q.Traceparent != traceparent || q.MetaString("traceparent") != traceparent {
 				t.Errorf("%s: version %q, traceparent %q / %q", q.Method, q.ProtocolVersion, q.Traceparent, q.MetaString("traceparent"))
 			}
+			if q.Method != "subscriptions/listen" {
+				methods = append(methods, q.Method)
+			}
+		}
+		if n := len(p.Calls("subscriptions/listen")); n != 1 {
+			t.Fatalf("%d subscriptions/listen, want 1", n)
 		}
 		if want := []string{"server/discover", "tools/list", "tools/call"}; !slices.Equal(methods, want) {
 			t.Fatalf("the server received %q, want %q", methods, want)

@@ -36,7 +36,9 @@ const headerProtocolVersion = "Mcp-Protocol-Version"
 //     here, so an oversized one fails its request with an
 //     *egress.TooLargeError; an event stream as it is read, so an
 //     oversized one ends its call, and the call's fault slot (see
-//     withFaultSlot) keeps the typed cause;
+//     withFaultSlot) keeps the typed cause. A subscriptions/listen
+//     stream, which lasts as long as its session, is bounded event by
+//     event by its reader instead;
 //   - an HTTP error without a JSON-RPC error in its body becomes a
 //     [*StatusError]; its body is dropped.
 type transport struct {
@@ -86,6 +88,11 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (t *transport) check(ctx context.Context, resp *http.Response) (*http.Response, error) {
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ok && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
+		if isListenStream(ctx) {
+			// A subscriptions/listen stream lives as long as its session:
+			// its reader bounds each event instead (listen.go).
+			return resp, nil
+		}
 		resp.Body = &streamBody{ReadCloser: resp.Body, r: egress.LimitReader(resp.Body, t.maxBytes), slot: faultSlotFrom(ctx)}
 		return resp, nil
 	}
