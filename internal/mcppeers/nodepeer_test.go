@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -634,5 +635,43 @@ func TestNodeRevisions(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"initialize@ session=", "notifications/initialized@2025-11-25 session=", "tools/call@2025-11-25 session="}, seen); diff != "" {
 		t.Fatalf("wire (-want +got):\n%s", diff)
+	}
+}
+
+// fatalRecorder is a testing.TB whose Fatalf records the message and ends
+// the goroutine, for asserting that a helper refuses a Script.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// TestNodeScriptRefused: StartNode fails the test, naming the reason, for
+// a Script the TypeScript SDK cannot serve: Revisions without 2026-07-28,
+// a revision the SDK does not know, a PageSize.
+func TestNodeScriptRefused(t *testing.T) {
+	nodeServer(t)
+	for _, tc := range []struct {
+		s    Script
+		want string
+	}{
+		{Script{Revisions: []string{"2025-11-25"}}, "Script.Revisions [2025-11-25] lacks 2026-07-28"},
+		{Script{Revisions: []string{Current, "2025-01-01"}}, `the SDK does not know revisions ["2025-01-01"]`},
+		{Script{PageSize: 2}, "does not paginate tools/list"},
+	} {
+		f := &fatalRecorder{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			StartNode(f, tc.s)
+		}()
+		<-done
+		if !strings.Contains(f.msg, tc.want) {
+			t.Errorf("Script %+v: Fatalf %q, want it to contain %q", tc.s, f.msg, tc.want)
+		}
 	}
 }
