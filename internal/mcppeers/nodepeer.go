@@ -3,15 +3,12 @@ package mcppeers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,11 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/nodepeer"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// minNodeMajor is the Node.js the test peers declare (testpeers/package.json).
-const minNodeMajor = 22
 
 // StartNode starts testpeers/mcp-remote-server.mjs, a scripted
 // @modelcontextprotocol/server 2.x (the TypeScript SDK) server: McpServer
@@ -113,62 +109,12 @@ func StartNode(t testing.TB, s Script) *Server {
 	return srv
 }
 
-// nodeServer finds Node.js and the Node server script, skipping t (or
-// failing it, when peers are required) when either is missing.
+// nodeServer finds Node.js and the Node server script, skipping t (or failing
+// it, when peers are required) when either is missing.
 func nodeServer(t testing.TB) (node, script string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("WOPINTEROP_REQUIRE_PEERS") == "1" {
-			t.Fatalf("mcppeers: "+format+" (WOPINTEROP_REQUIRE_PEERS=1)", args...)
-		}
-		t.Skipf("mcppeers: "+format+"; set WOPINTEROP_NODE and run npm ci in testpeers", args...)
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		missing("%v", err)
-	}
-	node = os.Getenv("WOPINTEROP_NODE")
-	if node == "" {
-		if node, err = exec.LookPath("node"); err != nil {
-			missing("no Node.js: WOPINTEROP_NODE is unset and node is not on PATH")
-		}
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		missing("%s --version: %v", node, err)
-	}
-	major := 0
-	if m := regexp.MustCompile(`^v([0-9]+)\.`).FindSubmatch(bytes.TrimSpace(out)); m != nil {
-		major, _ = strconv.Atoi(string(m[1]))
-	}
-	if major < minNodeMajor {
-		missing("Node.js %s is older than %d", bytes.TrimSpace(out), minNodeMajor)
-	}
-	peers := filepath.Join(root, "testpeers")
-	if _, err := os.Stat(filepath.Join(peers, "node_modules", "@modelcontextprotocol", "server", "package.json")); err != nil {
-		missing("testpeers/node_modules lacks @modelcontextprotocol/server")
-	}
-	return node, filepath.Join(peers, "mcp-remote-server.mjs")
-}
-
-// moduleRoot is the nearest directory above the working directory (a
-// test's package directory) holding go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	node, root := nodepeer.Find(t, "@modelcontextprotocol/server")
+	return node, filepath.Join(root, "testpeers", "mcp-remote-server.mjs")
 }
 
 // nodeTools is the Go side of a running Node server: its commands
@@ -204,7 +150,7 @@ func startNodeServer(t testing.TB, node, script string, config map[string]any) (
 	}
 	exited := make(chan struct{})
 	p := &nodeTools{stdin: stdin, exited: exited, acks: map[int]chan struct{}{}, bySeq: map[int]*SlowCall{}, port: make(chan string, 1)}
-	var stderr lockedBuffer
+	var stderr nodepeer.Buffer
 	cmd.Stdout, cmd.Stderr = &lineWriter{line: p.event}, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("mcppeers: start the Node server: %v", err)
@@ -341,29 +287,4 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 		w.buf = rest
 	}
 	return len(b), nil
-}
-
-// lockedBuffer is a bytes.Buffer written by exec's copying goroutine and
-// read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
