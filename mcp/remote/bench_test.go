@@ -2,16 +2,19 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// BenchmarkCallTool measures one admitted tools/call through a Session —
-// the admission check (served from the list cache), the tap, the guarded
-// transport — against the same call through a bare go-sdk client, on the
-// same go-sdk server (JSON responses, loopback).
+// BenchmarkCallTool measures one admitted tools/call through
+// Session.Call on a Connected session — the admission check (served from
+// the list cache), the argument checks, the tap, the guarded transport,
+// the projection of the result and the outcome — against the same call
+// through a bare go-sdk ClientSession.CallTool, on the same go-sdk server
+// (JSON responses, loopback).
 func BenchmarkCallTool(b *testing.B) {
 	s := newServer(b, withJSON(), withCache(60_000, "private"))
 	s.addTool(tool("echo", "text"))
@@ -24,14 +27,12 @@ func BenchmarkCallTool(b *testing.B) {
 		}
 		defer sess.Close()
 		ctx := context.Background()
+		req := CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)}
 		b.ReportAllocs()
 		for b.Loop() {
-			tl, err := sess.admitted(ctx, "echo")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := sess.call.CallTool(ctx, &mcp.CallToolParams{Name: tl.Name, Arguments: args}); err != nil {
-				b.Fatal(err)
+			out, err := sess.Call(ctx, req)
+			if err != nil || out.Calls != 1 || len(out.Result.Content) != 1 {
+				b.Fatalf("Call = %+v, %v", out, err)
 			}
 		}
 	})
