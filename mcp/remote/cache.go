@@ -35,6 +35,10 @@ type listCache struct {
 
 	mu      sync.Mutex
 	entries map[cacheKey]cachedList
+	// drops counts the drops so far (dropServer, dropCredential): a list
+	// whose fetch a drop overtook is not kept, as it may predate the
+	// change the drop was for.
+	drops uint64
 }
 
 type cachedList struct {
@@ -61,10 +65,23 @@ func (c *listCache) get(k cacheKey) ([]listed, bool) {
 	return e.items, true
 }
 
+// generation is what fetched passes to putFetched: the drops so far.
+func (c *listCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drops
+}
+
 // put caches items under k for ttlMs (the smallest of its pages'), capped
 // by the ceiling; a ttlMs of 0 — "immediately stale" (MCP 2026-07-28
 // §Caching) — or a disabled cache keeps nothing.
 func (c *listCache) put(k cacheKey, items []listed, ttlMs int) {
+	c.putFetched(k, items, ttlMs, c.generation())
+}
+
+// putFetched is put for a list whose fetch began at generation gen: when
+// a drop came since, nothing is kept.
+func (c *listCache) putFetched(k cacheKey, items []listed, ttlMs int, gen uint64) {
 	ttl := min(time.Duration(ttlMs)*time.Millisecond, c.ceiling)
 	if ttl <= 0 || c.max <= 0 {
 		return
@@ -72,6 +89,9 @@ func (c *listCache) put(k cacheKey, items []listed, ttlMs int) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.drops != gen {
+		return
+	}
 	if _, ok := c.entries[k]; !ok && len(c.entries) >= c.max {
 		c.evict(now)
 	}
@@ -105,6 +125,7 @@ func (c *listCache) evict(now time.Time) {
 func (c *listCache) dropServer(endpoint, revision, method string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drops++
 	for k := range c.entries {
 		if k.server == endpoint && (revision == "" || k.revision == revision) && (method == "" || k.method == method) {
 			delete(c.entries, k)
@@ -119,6 +140,7 @@ func (c *listCache) dropCredential(identity string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drops++
 	for k := range c.entries {
 		if k.credential == identity {
 			delete(c.entries, k)

@@ -176,6 +176,7 @@ func (s *Session) list(ctx context.Context, kind listKind) ([]listed, error) {
 	if items, ok := l.client.cache.get(key); ok {
 		return items, nil
 	}
+	gen := l.client.cache.generation()
 	ctx, cancel := context.WithTimeout(ctx, s.Admission.Limits.Timeout)
 	defer cancel()
 	ctx, hints := withListHints(ctx)
@@ -207,7 +208,7 @@ func (s *Session) list(ctx context.Context, kind listKind) ([]listed, error) {
 		cursor = next
 	}
 	items = markAmbiguous(items)
-	l.client.cache.put(key, items, hints.minTTLMs)
+	l.client.cache.putFetched(key, items, hints.minTTLMs, gen)
 	return items, nil
 }
 

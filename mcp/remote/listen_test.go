@@ -212,6 +212,47 @@ func TestListenInvalidates(t *testing.T) {
 	}
 }
 
+// TestListenChangeDuringFetch: a list whose fetch a notification
+// overtook is used once but not cached: it may predate the change.
+func TestListenChangeDuringFetch(t *testing.T) {
+	s, st, _, sess := listenFixture(t, nil)
+	ss := st.next(t)
+	s.mu.Lock()
+	next := s.handler
+	s.mu.Unlock()
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/list"`)) {
+			once.Do(func() {
+				close(arrived)
+				<-release
+			})
+		}
+		next.ServeHTTP(w, r)
+	}))
+	done := make(chan error, 1)
+	go func() {
+		_, err := sess.Tools(context.Background())
+		done <- err
+	}()
+	<-arrived
+	ss.notify(t, notifyToolsChanged)
+	waitHeard(t, sess, 1)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.count("tools/list"); n != 2 {
+		t.Fatalf("%d tools/list, want 2: the list fetched across the change was cached", n)
+	}
+}
+
 // TestListenRequest: the listen goes through the session's guarded
 // transport at the negotiated revision, with the credential and the run's
 // trace context, asking for exactly the lists the server advertises.
