@@ -32,6 +32,9 @@ type Admission struct {
 	Principal string
 	Tenant    string
 	Purpose   string
+	// Workspace, when the host scopes the admission to one, keys the list
+	// cache with the tenant and principal (OpenWOP interop map, mcp.cache).
+	Workspace string
 	// Limits bound each exchange.
 	Limits Limits
 }

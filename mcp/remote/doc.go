@@ -1,7 +1,45 @@
 // Package remote is the host as an MCP client: a workflow step calls a tool
 // on an MCP server the host admitted, over go-sdk's mcp.Client and its
-// streamable client transport.
+// streamable client transport, speaking MCP 2026-07-28 (the stateless
+// revision; there is no legacy initialize handshake).
 //
-// (Work in progress: the connection side and the call path are being
-// built; see ARCHITECTURE.md.)
+// A server is reachable only through an [Admission] the host configures —
+// an alias, the endpoint, a credential by reference, a pinned revision,
+// the tools, resources and prompts admitted by digest, on whose behalf,
+// and limits (admission-boundaries §18.3). [New] builds a [Client] over
+// the host's MCP version policy, its event sink, the egress guard and the
+// mcp facet's mrtr.maxRounds; [Client.Connect] opens a [Session] for one
+// run:
+//
+//   - the alias names an admission, never a URL from content;
+//   - server/discover goes out at the revision the host asks for, through
+//     the egress guard (no redirects, responses within MaxResultBytes),
+//     with the credential and the run's trace context; the revision is
+//     decided by negotiate.Policy.Outbound from the server's
+//     supportedVersions and recorded as one negotiation.decided on the
+//     run's log, accepted or refused (OpenWOP interop.md §Negotiation is a
+//     protocol, §The floor, §The audit event). A refusal is
+//     400 interop_version_unsupported naming the protocol and the run;
+//   - every request afterwards carries exactly the negotiated
+//     MCP-Protocol-Version: the session's transport refuses anything else
+//     before the network, including go-sdk's own fallback to the legacy
+//     handshake, so no revision below the floor is ever sent.
+//
+// [Session.Tools] (and Resources, Prompts) project the server's lists
+// through the admission: an item the admission does not name, or whose
+// definition's digest ([ToolDigest], RFC 8785 canonical JSON) changed, is
+// invisible, and the call path refuses it before anything is sent.
+// Discovery is not permission. Lists follow pagination up to MaxPages and
+// are cached per tenant, workspace, principal, server origin, revision and
+// authorization context, for at most the server's ttlMs (OpenWOP interop
+// map, mcp.cache); go-sdk's own per-session cache is kept empty.
+//
+// Every request carries the run's W3C trace context ([WithTraceContext])
+// in params._meta and in the traceparent header (OpenWOP interop.md §Trace
+// context). [ProjectError] is the one place an error of the package
+// becomes the OpenWOP error the host renders.
+//
+// The call path — tools/call, input_required rounds under the host's
+// ceiling ([RoundsError]), cancellation and reconciliation, translation
+// loss — drives the session built here.
 package remote

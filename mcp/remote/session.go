@@ -36,6 +36,9 @@ type Session struct {
 
 	call caller
 	deps *sessionDeps
+	// link is the connection side's state: the go-sdk session and what
+	// the lists need to key the cache (connect.go).
+	link *link
 }
 
 // sessionDeps are the collaborators a Session shares with the Client that
