@@ -64,6 +64,38 @@ func (s *Session) AdmitTools(tools []AdmittedTool) error {
 	return nil
 }
 
+// DeclaresTools reports whether the server declared the tools capability
+// in its server/discover result (MCP 2026-07-28 §Tools: a server that
+// offers tools declares it, and lists them with tools/list).
+func (s *Session) DeclaresTools() bool {
+	if s.link == nil || s.link.cs == nil {
+		return false
+	}
+	r := s.link.cs.InitializeResult()
+	return r != nil && r.Capabilities != nil && r.Capabilities.Tools != nil
+}
+
+// AdmitUnlisted admits one tool by name alone on this session, for a
+// server that declares no tools capability and so offers no list to pin a
+// digest from: its calls are sent without a tools/list before them. The
+// host then takes the tool on the server's word — no digest says what it
+// is, and nothing tells a changed tool from the one meant — so it is for a
+// one-off admission whose caller named both the server and the tool (a
+// conformance seam, a test), never for a server a host admits for its
+// workflows. It is refused on a session whose server declares tools: list
+// them and pin by digest ([Session.AdmitTools]). A later call replaces the
+// name; the client's registered admission does not change.
+func (s *Session) AdmitUnlisted(tool string) error {
+	switch {
+	case tool == "":
+		return fmt.Errorf("remote: admission %q: a tool name is required", s.Admission.Alias)
+	case s.DeclaresTools():
+		return fmt.Errorf("remote: admission %q: the server declares tools; admit them by digest", s.Admission.Alias)
+	}
+	s.unlisted = tool
+	return nil
+}
+
 // Review negotiates with the server a names exactly as [Client.Connect]
 // does, lists the tools it offers ([Session.Listed]) and closes the
 // connection: what an operator reviews to write an admission, for an

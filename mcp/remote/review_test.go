@@ -2,12 +2,20 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/mcppeers"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -140,5 +148,103 @@ func TestAdmitTools(t *testing.T) {
 	}
 	if n := len(p.Calls("tools/call")); n != 1 {
 		t.Fatalf("%d tools/call, want the one admitted call", n)
+	}
+}
+
+// bareServer is a 2026-07-28 server shaped like the OpenWOP suite's round
+// ceiling peer: server/discover declares no capability at all, and every
+// other request — tools/list included — is answered input_required with
+// a requestState that counts the requests.
+type bareServer struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	other []string // the method of every request but server/discover
+}
+
+func startBareServer(t *testing.T) *bareServer {
+	b := &bareServer{}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rpc struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&rpc)
+		w.Header().Set("Content-Type", "application/json")
+		if rpc.Method == "server/discover" {
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(rpc.ID)+`,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}}`)
+			return
+		}
+		b.mu.Lock()
+		b.other = append(b.other, rpc.Method)
+		n := len(b.other)
+		b.mu.Unlock()
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(rpc.ID)+`,"result":{"resultType":"input_required",`+
+			`"inputRequests":{"who":{"method":"elicitation/create","params":{}}},"requestState":"loop:`+strconv.Itoa(n)+`"}}`)
+	}))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+func (b *bareServer) methods() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.other)
+}
+
+// TestAdmitUnlisted: a server that declares no tools capability has no
+// list to pin from; a tool admitted on the session by name is called
+// without a tools/list before it — here into the round ceiling, refused
+// after maxRounds + 1 calls — while a tool not admitted is refused with
+// nothing sent. A server that declares tools refuses the name-only
+// admission.
+func TestAdmitUnlisted(t *testing.T) {
+	b := startBareServer(t)
+	g, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: []string{b.srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := New(Deps{Policy: mcpPolicy(t), Events: newSink(), Guard: g, MaxRounds: 4,
+		Admissions: []Admission{{Alias: "bare", Endpoint: b.srv.URL + "/mcp"}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := client.Connect(ctx, runID, "bare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if sess.DeclaresTools() {
+		t.Fatal("a server with capabilities {} declares tools")
+	}
+	var ae *AdmissionError
+	if _, err := sess.Call(ctx, CallRequest{Tool: "needs_input_loop"}); !errors.As(err, &ae) || ae.Problem != NotAdmitted || len(b.methods()) != 0 {
+		t.Fatalf("before admission: %v, the server got %q", err, b.methods())
+	}
+	if err := sess.AdmitUnlisted(""); err == nil {
+		t.Fatal("an empty name was admitted")
+	}
+	if err := sess.AdmitUnlisted("needs_input_loop"); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(context.Context, InputRound) (map[string]*mcp.ElicitResult, error) {
+		return map[string]*mcp.ElicitResult{"who": {Action: "accept", Content: map[string]any{"name": "Ada"}}}, nil
+	}
+	out, err := sess.Call(ctx, CallRequest{Tool: "needs_input_loop", Elicitation: &mcp.ElicitationCapabilities{}, Decide: answer})
+	if !errors.Is(err, ErrRoundsExceeded) || out == nil || out.Calls != 5 {
+		t.Fatalf("%+v %v, want the ceiling after 5 calls", out, err)
+	}
+	if got := b.methods(); !slices.Equal(got, []string{"tools/call", "tools/call", "tools/call", "tools/call", "tools/call"}) {
+		t.Fatalf("the server got %q, want five tools/call and no list", got)
+	}
+	if _, err := sess.Call(ctx, CallRequest{Tool: "other"}); !errors.As(err, &ae) || ae.Problem != NotAdmitted {
+		t.Fatalf("another tool: %v", err)
+	}
+
+	p := mcppeers.StartGo(t, mcppeers.Script{})
+	f := peerFixture(t, p, nil)
+	listing := f.connect(t, ctx, runID, "peer")
+	if !listing.DeclaresTools() || listing.AdmitUnlisted(mcppeers.Echo) == nil {
+		t.Fatal("a server declaring tools took a name-only admission")
 	}
 }
