@@ -87,9 +87,21 @@ func TestMCPClientWorkflow(t *testing.T) {
 
 	t.Run("echo", func(t *testing.T) {
 		h.t = t
-		out := h.completedCall(h.mcpClientRun(`{"method":"callTool","serverId":"tools","name":"echo","arguments":{"text":"hi"}}`), p)
+		before := len(p.Requests())
+		r := h.do(req{Method: "POST", Path: "/runs", Key: acmeKey, Headers: map[string]string{"traceparent": seamTraceparent},
+			Body: `{"workflowId":"` + mcpClientWorkflowID + `","inputs":{"method":"callTool","serverId":"tools","name":"echo","arguments":{"text":"hi"}}}`})
+		wantStatus(t, r, http.StatusCreated)
+		out := h.completedCall(decode[created](t, r).RunID, p)
 		if out.Result.IsError || string(out.Result.Structured) != `{"text":"hi"}` || out.Result.Text() != `{"text":"hi"}` {
 			t.Fatalf("result %+v", out.Result)
+		}
+		// Every request continues the run's trace (OpenWOP interop.md §Trace
+		// context).
+		traceID := strings.Split(seamTraceparent, "-")[1]
+		for _, q := range p.Requests()[before:] {
+			if !strings.Contains(q.Traceparent, traceID) || !strings.Contains(q.MetaString("traceparent"), traceID) {
+				t.Fatalf("%s carried traceparent %q / %q, want trace %s", q.Method, q.Traceparent, q.MetaString("traceparent"), traceID)
+			}
 		}
 	})
 	t.Run("input through the run's interrupt", func(t *testing.T) {

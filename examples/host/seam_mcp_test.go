@@ -22,6 +22,9 @@ import (
 // speaks: the current one and the legacy one.
 var suiteRevisions = []string{remote.Revision, "2025-06-18"}
 
+// seamTraceparent is the W3C trace context a caller of the seam sends.
+const seamTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 // invokeMCP calls the mcp seam as acme with body.
 func (h *testHost) invokeMCP(body string) response {
 	h.t.Helper()
@@ -61,7 +64,8 @@ func hostOf(url string) string { return strings.TrimPrefix(url, "http://") }
 func TestMCPInvokeSeamAccepted(t *testing.T) {
 	p := mcppeers.StartGo(t, mcppeers.Script{Revisions: suiteRevisions})
 	h := newTestHost(t, withSeams, withPeerAllow(p.Base))
-	r := h.invokeMCP(`{"serverUrl":"` + p.URL + `"}`)
+	r := h.do(req{Method: "POST", Path: mcpInvokePath, Key: acmeKey, Body: `{"serverUrl":"` + p.URL + `"}`,
+		Headers: map[string]string{"traceparent": seamTraceparent}})
 	wantStatus(t, r, http.StatusOK)
 	got := decode[mcpInvokedView](t, r)
 	if got.NegotiatedVersion != remote.Revision || !strings.HasPrefix(got.RunID, tenantAcme+"/") || got.MRTR != nil {
@@ -79,6 +83,12 @@ func TestMCPInvokeSeamAccepted(t *testing.T) {
 	reqs := p.Requests()
 	if len(reqs) != 1 || reqs[0].Method != "server/discover" || reqs[0].ProtocolVersion != remote.Revision || !strings.HasPrefix(reqs[0].Authorization, "Bearer ") {
 		t.Fatalf("the server got %+v, want server/discover alone at %s with a bearer credential", reqs, remote.Revision)
+	}
+	// The run continues the caller's trace (OpenWOP interop.md §Trace
+	// context): the same trace id, in the header and in _meta.
+	traceID := strings.Split(seamTraceparent, "-")[1]
+	if q := reqs[0]; !strings.Contains(q.Traceparent, traceID) || !strings.Contains(q.MetaString("traceparent"), traceID) {
+		t.Fatalf("server/discover carried traceparent %q / %q, want trace %s", q.Traceparent, q.MetaString("traceparent"), traceID)
 	}
 	if strings.Contains(h.logs.String(), strings.TrimPrefix(reqs[0].Authorization, "Bearer ")) {
 		t.Error("the seam's credential reached the log")

@@ -42,4 +42,16 @@
 // The call path — tools/call, input_required rounds under the host's
 // ceiling ([RoundsError]), cancellation and reconciliation, translation
 // loss — drives the session built here.
+//
+// Admitting starts from a review of what a server offers: [Client.Review]
+// negotiates and lists for an exchange of no run (an operator at start),
+// [Session.Listed] lists on a run's session, and [Session.AdmitTools]
+// admits on that session what the host decided from it (a one-off
+// admission); [Session.AdmitUnlisted] admits one named tool of a server
+// that declares no tools and so has no list to pin from.
+//
+// [Client.ToolCaller] is the client as the host contract's
+// interop.ToolCaller, what a host hands its workflows (OpenWOP RFC 0204):
+// one Connect and one Call per tool call, input requests answered through
+// the call's own decision, the result in the contract's terms.
 package remote
