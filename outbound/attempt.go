@@ -3,6 +3,8 @@ package outbound
 import (
 	"crypto/rand"
 	"encoding/hex"
+
+	"github.com/wopinterop/wopinterop/interop"
 )
 
 // NewAttemptID returns a fresh local attempt id ("att_" and 32 hex digits).
@@ -50,3 +52,13 @@ const (
 func (r Reconciliation) Verified() bool {
 	return r == RemoteCancelled || r == CompletedBeforeCancel
 }
+
+// The content-free run events both client directions append to the run's
+// log (vendor event types under the library's own org, OpenWOP RFC 0171
+// §A.1): what projecting a peer's answer into the run dropped or coerced
+// (admission-boundaries §18.10), and an exchange that ended without a
+// verified remote state (§18.9). Their payloads name the protocol.
+const (
+	EventTranslationLoss interop.EventType = "wopinterop.translation.loss"
+	EventReconciled      interop.EventType = "wopinterop.delegation.reconciled"
+)

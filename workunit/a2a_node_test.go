@@ -4,57 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/nodepeer"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/workunit"
 )
 
-// nodeWithA2AJS finds Node.js 22 or later ($WOPINTEROP_NODE, else node on
-// PATH) and the test peers' @a2a-js/sdk, skipping when either is missing
-// unless WOPINTEROP_REQUIRE_PEERS=1 (CI), which makes that a failure. It
-// returns node and the repository root.
+// nodeWithA2AJS finds Node.js and the test peers' @a2a-js/sdk
+// (internal/nodepeer), skipping when either is missing unless peers are
+// required. It returns node and the repository root.
 func nodeWithA2AJS(t *testing.T) (node, root string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("WOPINTEROP_REQUIRE_PEERS") == "1" {
-			t.Fatalf(format+" (WOPINTEROP_REQUIRE_PEERS=1)", args...)
-		}
-		t.Skipf(format+"; see the README: running the Node peer", args...)
-	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if node = os.Getenv("WOPINTEROP_NODE"); node == "" {
-		if node, err = exec.LookPath("node"); err != nil {
-			missing("no Node.js: set WOPINTEROP_NODE or put node on PATH")
-		}
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		missing("%s --version: %v", node, err)
-	}
-	major := 0
-	if m := regexp.MustCompile(`^v([0-9]+)\.`).FindSubmatch(bytes.TrimSpace(out)); m != nil {
-		major, _ = strconv.Atoi(string(m[1]))
-	}
-	if major < 22 {
-		missing("Node.js %s is older than 22", bytes.TrimSpace(out))
-	}
-	if _, err := os.Stat(filepath.Join(root, "testpeers", "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		missing("testpeers/node_modules lacks @a2a-js/sdk: run npm ci in testpeers")
-	}
-	return node, root
+	return nodepeer.Find(t, "@a2a-js/sdk")
 }
 
 // @a2a-js/sdk's client carries the unit to our A2A server on both

@@ -100,7 +100,19 @@
 //     and metadata.sha256 when the peer gives one ([ErrArtifactRefused]);
 //   - remote completion is recorded as execution succeeded, acceptance
 //     pending verification ([AcceptancePendingVerification]) — never as
-//     accepted.
+//     accepted on the agent's word.
+//
+// A step may carry a work unit (Step.Unit; package workunit, the
+// canonical payload envelope): its part goes in the message, which lists
+// the extension, and every request of the delegation activates it with
+// A2A-Extensions (A2A 1.0 §3.2.6). A card that does not declare the
+// extension refuses the step before anything is sent. When the task
+// completes, Outcome.Unit records the completion as pending verification;
+// it becomes accepted ([AcceptanceAccepted]) only when every response
+// echoed the extension and exactly one result carries a unit that opens
+// with a matching digest and names the unit sent as the unit it is the
+// result of — any other result unit leaves it pending, with
+// [WarningResultUnitRefused].
 //
 // [Conn.Cancel] and the ends that are not a settled task carry an
 // outbound.Reconciliation: cancelled-before-admission, remote-cancelled

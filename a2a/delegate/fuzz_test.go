@@ -3,6 +3,8 @@ package delegate
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"testing"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
@@ -137,5 +139,31 @@ func FuzzSSEData(f *testing.F) {
 				t.Fatalf("an event of %d bytes passed a limit of %d", len(data), limit)
 			}
 		}
+	})
+}
+
+// FuzzRESTError: whatever an HTTP+JSON error answer holds, it is read as
+// a *PeerError of its HTTP status or of a reason it names — never a
+// panic — keeping a reason token and well-formed versions only.
+func FuzzRESTError(f *testing.F) {
+	for _, s := range []string{
+		`{"error":{"code":404,"status":"NOT_FOUND","message":"x","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`,
+		`{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED","metadata":{"supportedVersions":"1.0, 2.0","n":1}}]}}`,
+		`{"error":{"code":400,"details":[{"@type":"type.googleapis.com/google.rpc.BadRequest"}]}}`,
+		`{"type":"about:blank","title":"x","status":403}`, `<html>`, `{"error":"x"}`, `{"error":{"details":{"reason":"UNAUTHENTICATED"}}}`,
+	} {
+		f.Add([]byte(s), uint16(400), true)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, status uint16, asJSON bool) {
+		mt := "application/problem+json"
+		if asJSON {
+			mt = "application/json"
+		}
+		resp := &http.Response{StatusCode: 400 + int(status)%200, Body: io.NopCloser(bytes.NewReader(body))}
+		e := readRESTError(resp, mt, 1<<10)
+		if e == nil || e.HTTPStatus != resp.StatusCode || e.Unwrap() == nil {
+			t.Fatalf("%+v for %d %s", e, resp.StatusCode, body)
+		}
+		checkDecodeError(t, e)
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/outbound"
+	"github.com/wopinterop/wopinterop/workunit"
 )
 
 // Step is one unit of work the host delegates to the admitted agent.
@@ -36,6 +37,15 @@ type Step struct {
 	// Poll follows the remote task with GetTask even when the connection
 	// can stream.
 	Poll bool
+	// Unit is a work unit to send (package workunit, the canonical payload
+	// envelope): its part (Envelope.A2APart) follows Parts, the message
+	// lists workunit.ExtensionURI in its extensions, and every request of
+	// the delegation activates the extension with A2A-Extensions (A2A 1.0
+	// §3.2.6). A card that does not declare the extension refuses the step
+	// before anything is sent: the agent would ignore it (A2A extensions
+	// §Extension Activation). When the task completes, Outcome.Unit
+	// records the completion, accepted only through a verified result unit.
+	Unit *workunit.Envelope
 }
 
 // InputDecider is the host's decision on one remote input request. It is
@@ -73,14 +83,23 @@ type InputAnswer struct {
 }
 
 // Acceptance is what a remote completion means for the host. A remote
-// agent reporting success is execution, not acceptance: the host verifies
-// the result before it accepts it (admission-boundaries §18.4), so the
-// library never reports a result as accepted.
+// agent reporting success is execution, not acceptance: the result is
+// verified before it is accepted (admission-boundaries §18.4). The
+// library reports a result as accepted only when it verified it itself —
+// a result unit matching its digest and naming the unit sent — and
+// otherwise leaves the verification to the host.
 type Acceptance string
 
 // AcceptancePendingVerification: the remote task completed and its
 // artifacts passed admission; the host has yet to verify them.
 const AcceptancePendingVerification Acceptance = "execution-succeeded-acceptance-pending-verification"
+
+// AcceptanceAccepted: the step sent a work unit (Step.Unit) and the
+// remote task returned a result unit that opened with a matching digest,
+// under the activated extension, and names the unit sent as the unit it
+// is the result of (workunit.Completion.Verify). It is set there and only
+// there: a digest match is the one verification the library can make.
+const AcceptanceAccepted Acceptance = "accepted"
 
 // Warning is a content-free note about what a delegation read.
 type Warning string
@@ -94,6 +113,12 @@ const (
 	// WarningUnknownState: the peer sent a state A2A 1.0 does not define;
 	// it was read as pending, never as completed.
 	WarningUnknownState Warning = "unknown-remote-state"
+	// WarningResultUnitRefused: a result carried a work unit that was not
+	// accepted — the extension not echoed on every response, its bytes
+	// not matching its digest, not the result of the unit sent, or more
+	// than one result carrying a unit. The completion stays pending
+	// verification.
+	WarningResultUnitRefused Warning = "result-unit-refused"
 )
 
 // Reasons an Outcome gives for a failed status.
@@ -148,8 +173,17 @@ type Outcome struct {
 	// artifact. Untrusted content.
 	Reply *wire.Message
 	// Acceptance is AcceptancePendingVerification when the remote side
-	// completed and its results were admitted, else "".
+	// completed and its results were admitted — AcceptanceAccepted when,
+	// moreover, the step sent a unit and a result unit verified — else "".
 	Acceptance Acceptance
+	// Unit records the completion of the unit the step sent (Step.Unit),
+	// once the remote side completed: pending verification, or accepted
+	// with ResultUnit. Nil when no unit was sent or the task did not
+	// complete.
+	Unit *workunit.Completion
+	// ResultUnit is the result unit the completion was accepted with; nil
+	// unless Acceptance is AcceptanceAccepted.
+	ResultUnit *workunit.Envelope
 	// Reconciliation is what is known of the attempt's effect when it
 	// ended without a completion (admission-boundaries §18.9); "" for a
 	// completion and for a task still waiting on authentication.
@@ -184,7 +218,7 @@ func (c *Conn) Delegate(ctx context.Context, step Step) (*Outcome, error) {
 	attemptID := outbound.NewAttemptID()
 	for n := 1; ; n++ {
 		d := c.newDelegation(step, limits, attemptID)
-		out, err := d.start(ctx)
+		out, err := d.start(d.unitContext(ctx))
 		if out.AttemptID != "" {
 			out.Attempts = n
 		}
@@ -219,7 +253,7 @@ func (c *Conn) Resume(ctx context.Context, prev *Outcome, step Step) (*Outcome, 
 	d := c.newDelegation(step, limits, prev.AttemptID)
 	d.taskID, d.contextID = prev.TaskID, prev.ContextID
 	d.artifacts.taskID = prev.TaskID
-	out, err := d.drive(ctx)
+	out, err := d.drive(d.unitContext(ctx))
 	out.Attempts = prev.Attempts
 	c.recordLoss(ctx, d)
 	c.recordReconciliation(ctx, out)
@@ -238,14 +272,26 @@ func (c *Conn) admitStep(step Step) error {
 	if len(step.Inputs) > 0 && !json.Valid(step.Inputs) {
 		return &StepError{Field: "inputs", Reason: "not a JSON value"}
 	}
+	if step.Unit != nil {
+		switch {
+		case step.Unit.Digest() == "":
+			return &StepError{Field: "unit", Reason: "holds no sealed unit"}
+		case !workunit.Declared(c.Card):
+			// Fail closed: an agent ignores an extension it does not
+			// support, and the unit would travel as an unread part.
+			return &StepError{Field: "unit", Reason: "the agent's card does not declare the work-unit extension"}
+		}
+	}
 	return nil
 }
 
 // message is the attempt's first message: attempt id as messageId, the
-// inputs as a data part, the skill and the run's trace context in its
-// metadata (OpenWOP interop.md §Trace context).
+// inputs as a data part, then the step's parts and its unit's part, the
+// skill and the run's trace context in its metadata (OpenWOP interop.md
+// §Trace context), and the work-unit extension in its extensions when it
+// carries a unit.
 func (d *delegation) message(ctx context.Context) *wire.Message {
-	parts := make([]*wire.Part, 0, len(d.step.Parts)+1)
+	parts := make([]*wire.Part, 0, len(d.step.Parts)+2)
 	if len(d.step.Inputs) > 0 {
 		parts = append(parts, &wire.Part{Content: wire.Data{Value: d.step.Inputs}})
 	}
@@ -254,7 +300,13 @@ func (d *delegation) message(ctx context.Context) *wire.Message {
 	if tc := traceMetadata(ctx); tc != nil {
 		meta[metadataOpenWOP] = tc
 	}
-	return &wire.Message{ID: d.attemptID, Role: wire.MessageRoleUser, Parts: parts, Metadata: meta}
+	m := &wire.Message{ID: d.attemptID, Role: wire.MessageRoleUser, Metadata: meta}
+	if d.step.Unit != nil {
+		parts = append(parts, d.step.Unit.A2APart())
+		workunit.Activate(m)
+	}
+	m.Parts = parts
+	return m
 }
 
 // answerMessage carries the host's answer to input request number round:

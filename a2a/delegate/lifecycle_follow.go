@@ -65,6 +65,8 @@ type delegation struct {
 	artifacts artifactSet
 	loss      lossTracker
 	warnings  []Warning
+	// echo is what the responses activated, for a step with a unit.
+	echo unitEcho
 
 	// retry is the verdict on a failed first send.
 	retry struct{ again, sameAttempt bool }
@@ -463,6 +465,13 @@ func (d *delegation) finish() (*Outcome, error) {
 			return out, err
 		}
 		out.Artifacts, out.Acceptance = arts, AcceptancePendingVerification
+		if d.step.Unit != nil {
+			results := make([][]*wire.Part, len(arts))
+			for i, a := range arts {
+				results[i] = a.Parts
+			}
+			d.verifyUnit(out, results)
+		}
 		return out, nil
 	}
 	// The artifacts of a task that did not complete never reach the host.
@@ -485,6 +494,9 @@ func (d *delegation) finishReply() (*Outcome, error) {
 		return out, err
 	}
 	out.Status, out.Reply, out.Acceptance = interop.StatusCompleted, d.reply, AcceptancePendingVerification
+	if d.step.Unit != nil {
+		d.verifyUnit(out, [][]*wire.Part{d.reply.Parts})
+	}
 	return out, nil
 }
 

@@ -596,7 +596,9 @@ func TestASettledStreamIsReadToItsEnd(t *testing.T) {
 		if _, err := c.Delegate(t.Context(), testStep()); err != nil {
 			t.Fatal(err)
 		}
-		if elapsed := time.Since(start); elapsed > time.Second {
+		// Without the bound the stream is read until the test ends; the
+		// margin over drainGrace absorbs a loaded CI machine.
+		if elapsed := time.Since(start); elapsed > 10*time.Second {
 			t.Errorf("took %v: reading on after the terminal event must stop after %v", elapsed, drainGrace)
 		}
 	})

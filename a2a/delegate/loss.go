@@ -10,6 +10,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/outbound"
 )
 
 // EventTranslationLoss is the run event recording what the reverse mapping
@@ -33,7 +34,7 @@ import (
 //     as pending (OpenWOP interop map, a2a.taskStateReverse).
 //
 // A count that stays zero is left out.
-const EventTranslationLoss interop.EventType = "wopinterop.translation.loss"
+const EventTranslationLoss = outbound.EventTranslationLoss
 
 const protocolA2A = "a2a"
 

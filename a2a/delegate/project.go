@@ -74,6 +74,10 @@ func ProjectError(runID string, err error) *outbound.Error {
 	)
 	isCard := errors.As(err, &card)
 	switch {
+	// A malformed answer outranks what the lifecycle made of it (a stream
+	// cut by a malformed event is also a lost stream).
+	case errors.Is(err, wire.ErrInvalidAgentResponse):
+		return mk(http.StatusBadRequest, outbound.CodeValidation, "the remote agent's response was malformed")
 	case errors.Is(err, ErrStepRefused):
 		return mk(http.StatusBadRequest, outbound.CodeValidation, "the step is not covered by the remote agent's admission")
 	case errors.Is(err, ErrAuthRequired):
@@ -88,8 +92,6 @@ func ProjectError(runID string, err error) *outbound.Error {
 		return mk(http.StatusUnprocessableEntity, CodeRemoteArtifactRefused, "an artifact of the remote agent failed admission")
 	case errors.Is(err, ErrDisconnected), errors.Is(err, ErrNoRemoteTask), errors.Is(err, ErrRemoteUnknown), errors.Is(err, ErrDeadline):
 		return mk(http.StatusServiceUnavailable, outbound.CodeRunnerUnavailable, "the remote agent's task could not be followed")
-	case errors.Is(err, wire.ErrInvalidAgentResponse):
-		return mk(http.StatusBadRequest, outbound.CodeValidation, "the remote agent's response was malformed")
 	case errors.Is(err, ErrUnknownAgent):
 		return mk(http.StatusBadRequest, outbound.CodeValidation, "no remote agent is admitted under that name")
 	case errors.As(err, &sig):

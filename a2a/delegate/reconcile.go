@@ -136,7 +136,7 @@ func settledReconciliation(s wire.TaskState) outbound.Reconciliation {
 // EventReconciled is the run event recording how a delegation ended when
 // that is not a verified fact about the remote side: content-free, the
 // attempt id, the reconciliation state and the projected remote status.
-const EventReconciled interop.EventType = "wopinterop.delegation.reconciled"
+const EventReconciled = outbound.EventReconciled
 
 type reconciledRecord struct {
 	Protocol       string                  `json:"protocol"`

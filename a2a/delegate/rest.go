@@ -10,16 +10,19 @@ package delegate
 //     event at the same size (a2a-go's own stream reader allows 10 MB);
 //   - every result is checked for the members A2A 1.0 requires, and a
 //     result a2a-go could not decode is an InvalidAgentResponseError;
-//   - a peer's error keeps only its kind (no message, no details).
+//   - a peer's error is read here, as on JSON-RPC, never by a2a-go: by the
+//     reason of the ErrorInfo in its google.rpc.Status details, whatever
+//     its metadata hold, else by its HTTP status — whatever its
+//     Content-Type (problem+json, a gateway's page) — and keeps only its
+//     kind (no message, no details). a2a-go reads an error body only as
+//     application/json and only by an a2a-protocol.org ErrorInfo whose
+//     metadata values are all strings; any other error (a Status without
+//     a reason, a 403 problem+json) would reach the caller as a bare
+//     internal or server error, its status lost.
 //
 // What a wrapper cannot give, and why JSON-RPC is preferred when a card
 // offers both: a2a-go decodes HTTP+JSON results with encoding/json alone
-// (member names matched case-insensitively), reads an error body only when
-// its Content-Type is application/json (an application/a2a+json or
-// problem+json error is a bare server error), classifies only by an
-// ErrorInfo of the a2a-protocol.org domain whose metadata values are all
-// strings (any other error — a plain 404 Status included — is an internal
-// error, so its HTTP status is lost).
+// (member names matched case-insensitively).
 
 import (
 	"context"
@@ -87,12 +90,55 @@ func (rt *restRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+	noteResponse(r.Context(), resp.Header)
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode >= 400 {
+		// The error is ours to read (see the top of this file); restError
+		// finds it inside the *url.Error net/http wraps it in.
+		err := readRESTError(resp, mt, rt.p.maxBytes)
+		_ = resp.Body.Close()
+		return nil, err
+	}
+	if mt == "text/event-stream" {
 		resp.Body = &readCloser{Reader: &eventLimitReader{r: resp.Body, limit: rt.p.maxBytes}, Closer: resp.Body}
 	} else {
 		resp.Body = &readCloser{Reader: egress.LimitReader(resp.Body, rt.p.maxBytes), Closer: resp.Body}
 	}
 	return resp, nil
+}
+
+// readRESTError reads an HTTP+JSON error answer (a google.rpc.Status,
+// {"error":{"code","status","message","details"}}; OpenWOP RFC 0211 §B):
+// the kind its ErrorInfo reason names, with the versions a
+// VERSION_NOT_SUPPORTED lists, else the kind its HTTP status implies —
+// also for a body in another shape, which a client tolerates (OpenWOP RFC
+// 0211 §B: application/problem+json).
+func readRESTError(resp *http.Response, mediaType string, limit int64) *PeerError {
+	var reason string
+	var supported []string
+	if mediaType == "application/json" {
+		if body, err := egress.ReadAll(resp.Body, limit); err == nil {
+			if top, ok := members(body); ok {
+				if status, ok := members(top["error"]); ok {
+					reason, supported = errorData(status["details"])
+				}
+			}
+		}
+	}
+	if validReason(reason) {
+		if code, kind := classify(0, reason); kind != nil {
+			e := &PeerError{Code: code, Reason: reason, HTTPStatus: resp.StatusCode, kind: kind}
+			if kind == wire.ErrVersionNotSupported {
+				e.SupportedVersions = supported
+			}
+			return e
+		}
+	}
+	e := statusError(resp.StatusCode)
+	if validReason(reason) {
+		e.Reason = reason
+	}
+	return e
 }
 
 type readCloser struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +66,41 @@ func TestRESTRequests(t *testing.T) {
 	var pe *PeerError
 	if !errors.As(err, &pe) || !errors.Is(err, wire.ErrTaskNotFound) || pe.Code != -32001 || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("a TaskNotFound Status: %v", err)
+	}
+	// Errors a2a-go would lose are read as on JSON-RPC: by the ErrorInfo
+	// reason whatever its metadata hold, else by the status — a Status
+	// without a reason, problem+json (RFC 9457), a gateway's page.
+	problem := `{"title":"SECRET","status":403}`
+	for _, tc := range []struct {
+		status    int
+		ctype     string
+		body      string
+		kind      error
+		code      int
+		supported []string
+	}{
+		{403, "application/problem+json", problem, wire.ErrUnauthorized, -31403, nil},
+		{401, "application/problem+json", problem, wire.ErrUnauthenticated, -31401, nil},
+		{502, "text/html", problem, wire.ErrServerError, -32000, nil},
+		{400, "application/json", `{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"SECRET","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest"}]}}`,
+			wire.ErrInvalidRequest, -32600, nil},
+		{400, "application/json", `{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"SECRET","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED","domain":"a2a-protocol.org","metadata":{"supportedVersions":"1.1, 2.0","attempt":3}}]}}`,
+			wire.ErrVersionNotSupported, -32009, []string{"1.1", "2.0"}},
+	} {
+		answer(tc.status, tc.ctype, tc.body)
+		_, err := conn.remote.GetTask(ctx, &wire.GetTaskRequest{ID: "task-1"})
+		var pe *PeerError
+		if !errors.As(err, &pe) || !errors.Is(err, tc.kind) || pe.Code != tc.code || pe.HTTPStatus != tc.status ||
+			!slices.Equal(pe.SupportedVersions, tc.supported) || strings.Contains(err.Error(), "SECRET") {
+			t.Fatalf("%d %s: %v (%+v)", tc.status, tc.ctype, err, pe)
+		}
+		var errs []error
+		for _, err := range conn.remote.SendStreamingMessage(ctx, sendReq("hi")) {
+			errs = append(errs, err)
+		}
+		if len(errs) != 1 || !errors.As(errs[0], &pe) || !errors.Is(errs[0], tc.kind) || pe.HTTPStatus != tc.status {
+			t.Fatalf("%d %s on a stream: %v", tc.status, tc.ctype, errs)
+		}
 	}
 	answer(200, "text/event-stream", "data: {\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\n\ndata: {\"message\":{\"messageId\":\"m\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\""+strings.Repeat("y", 3000)+"\"}]}}\n\n")
 	var errs []error

@@ -83,6 +83,7 @@ func (t *rpcTransport) send(ctx context.Context, params a2aclient.ServiceParams,
 	if err != nil {
 		return nil, "", stripURL(err)
 	}
+	noteResponse(ctx, resp.Header)
 	return resp, id, nil
 }
 

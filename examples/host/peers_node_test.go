@@ -3,62 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-// minNodeMajor is the Node.js the test peers declare (testpeers/package.json
-// engines): the MCP conformance suite they also carry needs Node 22.
-const minNodeMajor = 22
+	"github.com/wopinterop/wopinterop/internal/nodepeer"
+)
 
 // requirePeers reports whether a missing peer is a failure rather than a
 // skip; CI sets WOPINTEROP_REQUIRE_PEERS=1 after installing them.
-func requirePeers() bool { return os.Getenv("WOPINTEROP_REQUIRE_PEERS") == "1" }
+func requirePeers() bool { return nodepeer.Required() }
 
-// nodePeer finds Node.js ($WOPINTEROP_NODE, else node on PATH) and the
-// installed npm package pkg of the test peers, skipping — or, when peers
-// are required, failing — when either is missing. It returns node and the
-// repository root.
+// nodePeer finds Node.js and the installed npm package pkg of the test
+// peers (internal/nodepeer), skipping — or, when peers are required,
+// failing — when either is missing. It returns node and the repository root.
 func nodePeer(t *testing.T, pkg string) (node, root string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if requirePeers() {
-			t.Fatalf(format+" (WOPINTEROP_REQUIRE_PEERS=1)", args...)
-		}
-		t.Skipf(format+"; see the README: running the Node peer", args...)
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node = os.Getenv("WOPINTEROP_NODE")
-	if node == "" {
-		if node, err = exec.LookPath("node"); err != nil {
-			missing("no Node.js: set WOPINTEROP_NODE or put node on PATH")
-		}
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		missing("%s --version: %v", node, err)
-	}
-	major := 0
-	if m := regexp.MustCompile(`^v([0-9]+)\.`).FindSubmatch(bytes.TrimSpace(out)); m != nil {
-		major, _ = strconv.Atoi(string(m[1]))
-	}
-	if major < minNodeMajor {
-		missing("Node.js %s is older than %d", bytes.TrimSpace(out), minNodeMajor)
-	}
-	if _, err := os.Stat(filepath.Join(root, "testpeers", "node_modules", filepath.FromSlash(pkg), "package.json")); err != nil {
-		missing("testpeers/node_modules lacks %s: run npm ci in testpeers", pkg)
-	}
-	return node, root
+	return nodepeer.Find(t, pkg)
 }
 
 // TestNodePeer runs @a2a-js/sdk's client (testpeers/a2a-peer.mjs) against

@@ -13,6 +13,8 @@
 // (protocol calls only) give the method, A2A-Version, Authorization,
 // A2A-Extensions, tenant, messageId, task id, headers and body. Every
 // server, task and process a peer runs ends with the test (t.Cleanup).
+// Script.CardSigner makes StartGo and StartNode serve their card signed
+// (A2A 1.0 §8.4, package a2a/cardsig), for a client that requires it.
 //
 // # Script commands
 //

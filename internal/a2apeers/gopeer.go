@@ -36,6 +36,10 @@ func StartGo(t testing.TB, s Script) *Peer {
 			rest = a2asrv.NewTenantRESTHandler("/{*}", h)
 		}
 		cardJSON := mustJSON(card)
+		if s.CardSigner != nil {
+			cardJSON = signCard(t, cardJSON, s.CardSigner)
+			card = mustCard(t, cardJSON)
+		}
 		mux := http.NewServeMux()
 		mux.Handle("GET "+CardPath, cardHandler(cardJSON))
 		mux.Handle(JSONRPCPath, requireBearer(s.BearerToken, BindingJSONRPC, a2asrv.NewJSONRPCHandler(h)))

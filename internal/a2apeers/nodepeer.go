@@ -3,24 +3,20 @@ package a2apeers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-)
 
-// minNodeMajor is the Node.js the test peers declare (testpeers/package.json).
-const minNodeMajor = 22
+	"github.com/wopinterop/wopinterop/internal/nodepeer"
+)
 
 // StartNode starts testpeers/a2a-remote-agent.mjs, an @a2a-js/sdk server
 // running the same commands as StartGo, behind a recording proxy whose URL
@@ -54,77 +50,38 @@ func StartNode(t testing.TB, s Script) *Peer {
 		if err != nil || res.StatusCode != http.StatusOK {
 			t.Fatalf("a2apeers: the Node agent's card: %d %v", res.StatusCode, err)
 		}
+		if s.CardSigner != nil {
+			p.CardJSON = signCard(t, p.CardJSON, s.CardSigner)
+		}
 		if err := json.Unmarshal(p.CardJSON, &p.Card); err != nil {
 			p.Card = nil
 			t.Logf("a2apeers: a2a-go cannot decode the Node agent's card: %v", err)
 		}
-		return &httputil.ReverseProxy{
+		var h http.Handler = &httputil.ReverseProxy{
 			Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
 			Transport:     transport,
 			FlushInterval: -1, // SSE events pass as they come
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
 				w.WriteHeader(http.StatusBadGateway)
 			},
-		}, p
+		}
+		if s.CardSigner != nil {
+			// The signed card is served here; the agent's own stays unsigned.
+			mux := http.NewServeMux()
+			mux.Handle("GET "+CardPath, cardHandler(p.CardJSON))
+			mux.Handle("/", h)
+			h = mux
+		}
+		return h, p
 	}, nil)
 }
 
-// nodeAgent finds Node.js and the Node agent script, skipping t (or
-// failing it, when peers are required) when either is missing.
+// nodeAgent finds Node.js and the Node agent script, skipping t (or failing
+// it, when peers are required) when either is missing.
 func nodeAgent(t testing.TB) (node, script string) {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("WOPINTEROP_REQUIRE_PEERS") == "1" {
-			t.Fatalf("a2apeers: "+format+" (WOPINTEROP_REQUIRE_PEERS=1)", args...)
-		}
-		t.Skipf("a2apeers: "+format+"; set WOPINTEROP_NODE and run npm ci in testpeers", args...)
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		missing("%v", err)
-	}
-	node = os.Getenv("WOPINTEROP_NODE")
-	if node == "" {
-		if node, err = exec.LookPath("node"); err != nil {
-			missing("no Node.js: WOPINTEROP_NODE is unset and node is not on PATH")
-		}
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		missing("%s --version: %v", node, err)
-	}
-	major := 0
-	if m := regexp.MustCompile(`^v([0-9]+)\.`).FindSubmatch(bytes.TrimSpace(out)); m != nil {
-		major, _ = strconv.Atoi(string(m[1]))
-	}
-	if major < minNodeMajor {
-		missing("Node.js %s is older than %d", bytes.TrimSpace(out), minNodeMajor)
-	}
-	peers := filepath.Join(root, "testpeers")
-	if _, err := os.Stat(filepath.Join(peers, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
-		missing("testpeers/node_modules lacks @a2a-js/sdk")
-	}
-	return node, filepath.Join(peers, "a2a-remote-agent.mjs")
-}
-
-// moduleRoot is the nearest directory above the working directory (a
-// test's package directory) holding go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	node, root := nodepeer.Find(t, "@a2a-js/sdk")
+	return node, filepath.Join(root, "testpeers", "a2a-remote-agent.mjs")
 }
 
 // startNodeAgent runs the Node agent with config and returns its URL. The
@@ -138,7 +95,7 @@ func startNodeAgent(t testing.TB, node, script string, config map[string]any) *u
 		t.Fatal(err)
 	}
 	port := &firstLine{line: make(chan string, 1)}
-	var stderr lockedBuffer
+	var stderr nodepeer.Buffer
 	cmd.Stdout, cmd.Stderr = port, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("a2apeers: start the Node agent: %v", err)
@@ -192,29 +149,4 @@ func (w *firstLine) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
-}
-
-// lockedBuffer is a bytes.Buffer written by exec's copying goroutine and
-// read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

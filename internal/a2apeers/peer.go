@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/a2a/cardsig"
 )
 
 // Paths every peer serves under its base URL.
@@ -246,12 +248,40 @@ func serve(t testing.TB, build func(base string) (http.Handler, *Peer), stop fun
 	return p
 }
 
+// signCard returns raw, a card's JSON without a signatures member, with
+// one: s's signature over raw, every other byte kept, so the signature
+// covers exactly the bytes served around it.
+func signCard(t testing.TB, raw []byte, s *cardsig.Signer) []byte {
+	t.Helper()
+	if bytes.Contains(raw, []byte(`"signatures"`)) {
+		t.Fatal("a2apeers: the card to sign already has signatures")
+	}
+	sig, err := s.Sign(raw)
+	if err != nil {
+		t.Fatalf("a2apeers: sign the card: %v", err)
+	}
+	end := bytes.LastIndexByte(raw, '}')
+	out := append(bytes.Clone(raw[:end]), `,"signatures":`...)
+	out = append(out, mustJSON([]wire.AgentCardSignature{sig})...)
+	return append(out, raw[end:]...)
+}
+
 // cardHandler serves body as the agent card.
 func cardHandler(body []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	}
+}
+
+// mustCard decodes a card the package wrote.
+func mustCard(t testing.TB, raw []byte) *wire.AgentCard {
+	t.Helper()
+	var c wire.AgentCard
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatalf("a2apeers: decode the card: %v", err)
+	}
+	return &c
 }
 
 func mustJSON(v any) []byte {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wopinterop/wopinterop/a2a/cardsig"
 )
 
 // Script configures a scripted peer (StartGo, StartNode). What each task
@@ -23,6 +25,11 @@ type Script struct {
 	// "Authorization: Bearer <BearerToken>" is answered 401 in the
 	// binding's error shape (JSON-RPC -31401, HTTP+JSON google.rpc.Status).
 	BearerToken string
+	// CardSigner, when set, signs the card the peer serves: its
+	// signatures member holds one JWS of CardSigner over the card's bytes
+	// as otherwise served (A2A 1.0 §8.4; package a2a/cardsig). Peer.Card
+	// and Peer.CardJSON are the signed card.
+	CardSigner *cardsig.Signer
 }
 
 // Commands a message can carry, as its first text part or as the

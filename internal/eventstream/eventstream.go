@@ -240,12 +240,14 @@ func (sw *Writer) usable() error {
 func (sw *Writer) heartbeat() {
 	defer func() {
 		if p := recover(); p != nil {
-			if sw.opts.OnPanic != nil {
-				sw.opts.OnPanic(p)
-			}
+			// The stream is failed before anyone hears of the panic, so a
+			// write that follows the report never reaches the writer again.
 			sw.mu.Lock()
 			sw.err = errHeartbeatPanicked
 			sw.mu.Unlock()
+			if sw.opts.OnPanic != nil {
+				sw.opts.OnPanic(p)
+			}
 		}
 	}()
 	sw.mu.Lock()

@@ -3,6 +3,7 @@
 // it must refuse. It is test support; only tests import it.
 //
 //	StartGo(t, Script)              go-sdk v1.8.0 mcp.Server, stateless streamable HTTP, 2026-07-28
+//	StartNode(t, Script)            @modelcontextprotocol/server 2.4.0 (TypeScript SDK), stateless, 2026-07-28
 //	StartLegacy(t, revision)        a 2025-06-18 or 2025-11-25 server: no server/discover, sessions
 //	StartMalformed(t, Mode)         every request answered as the Mode says, server/discover included
 //	StartMalformedCalls(t, Mode)    a valid server/discover, every other request answered as the Mode says
@@ -13,13 +14,14 @@
 // Mcp-Method, Mcp-Name, Mcp-Session-Id, Authorization, traceparent,
 // tracestate, the JSON-RPC id, method and params exactly as sent, and
 // params._meta member by member. Notifications are recorded too, though
-// go-sdk's stateless handler drops them. Every server, tool call and
+// neither SDK's stateless handler acts on them (both answer 202). Every
+// server, tool call and
 // session ends with the test (t.Cleanup; a call still waiting ends when
 // the test's context does, before any cleanup runs).
 //
 // # Tools
 //
-// StartGo and StartLegacy run these tools (DefaultTools; Script.Tools and
+// StartGo, StartNode and StartLegacy run these tools (DefaultTools; Script.Tools and
 // Server.SetTools change the list; a tool under another name behaves as
 // echo). The keys, states and texts are the constants of tools.go.
 //
@@ -91,10 +93,61 @@
 //     "deferred" is taken as a complete result; a 9 MiB result is read
 //     whole; a 307 is followed to another origin with the body re-sent.
 //
-// # Node
+// # Node: the TypeScript SDK's server (StartNode)
 //
-// There is no Node server here yet: testpeers has
-// @modelcontextprotocol/client 2.4.0 but not the 2026-07-28 server
-// package (@modelcontextprotocol/server 2.4.0), which a Node peer would
-// need.
+// StartNode runs testpeers/mcp-remote-server.mjs: McpServer behind
+// createMcpHandler, a fresh McpServer per HTTP request, the same tools and
+// constants, behind a Go recording proxy (Requests, Calls, SlowCalls,
+// WaitSlow and SetTools work as on StartGo; slow calls are reported by the
+// Node process). What the SDK does differently from go-sdk, each pinned by
+// a TestNode* test (raw bytes under testdata/node, beside testdata/wire):
+//
+//   - Framing: the SDK's default response mode ("auto") answers one
+//     application/json body, upgraded to an SSE stream only when a
+//     notification precedes the result (annotated with a progressToken);
+//     go-sdk always streams SSE. A result is written {"result",
+//     "jsonrpc","id"}, an entry refusal {"jsonrpc","error","id"}.
+//   - input_required results have no "content" member (go-sdk writes
+//     "content": null); requestState bytes are the same string, written
+//     with U+2028 and <&> unescaped (go-sdk escapes them).
+//   - echo re-encodes the arguments (JavaScript: member order kept,
+//     whitespace dropped, numbers as float64); go-sdk echoes the bytes.
+//   - url_input has no elicitationId: the SDK's 2026-07-28 URL builder
+//     omits it (correlation is requestState's job).
+//   - tools/list lists tools in the Script's order, on one page (no
+//     PageSize: StartNode refuses one); go-sdk sorts by name. The cache
+//     hints default to ttlMs 0, cacheScope "private", on tools/list and
+//     server/discover alike (go-sdk: "public").
+//   - server/discover reports ["2026-07-28"] whatever Revisions lists:
+//     the SDK negotiates earlier revisions by initialize only, served by
+//     its stateless legacy fallback (no Mcp-Session-Id) when Revisions
+//     lists one, refused -32022 otherwise. Revisions must list 2026-07-28.
+//   - -32021: the SDK itself refuses, 400, when a tool returns an input
+//     request the request's clientCapabilities do not cover (same data
+//     as go-sdk's peer, message "Cannot request input '<key>' …"); a
+//     retry that asks nothing is not checked (the go-sdk peer checks every
+//     round).
+//   - A retry with a requestState the tool did not issue, a missing or
+//     unknown answer, or an accept without a name is refused in the SDK's
+//     requestState.verify seam: HTTP 200, -32602 "Invalid or expired
+//     requestState", data {"reason":"invalid_request_state"}, whatever the
+//     reason (go-sdk's peer: HTTP 400, -32602 naming the reason, no data).
+//     A retry with inputResponses but no requestState never reaches that
+//     seam, and McpServer turns anything a tool throws into an isError
+//     result, so it completes isError with the reason as text.
+//   - An unknown tool is HTTP 200, -32602 "Tool <name> not found"
+//     (go-sdk: 400, `unknown tool "<name>"`); invalid arguments complete
+//     isError "Input validation error: …" (go-sdk: 400, -32602).
+//   - -32022 is "Unsupported protocol version: <v>" with data {supported:
+//     ["2026-07-28"], requested}; a MCP-Protocol-Version header with no
+//     _meta envelope is -32602 with data {envelope: {missing: ["_meta"]}}
+//     before any version check.
+//   - BearerToken: the SDK's requireBearerAuth answers 401
+//     application/json {"error":"invalid_token","error_description":…}
+//     with WWW-Authenticate: Bearer error="invalid_token",
+//     error_description="…", resource_metadata="…" (go-sdk: text/plain,
+//     resource_metadata only). The RFC 9728 document is the same.
+//   - A client's notifications/cancelled reaches a fresh McpServer, which
+//     cannot cancel another request's handler; the aborted POST does
+//     (the request's abort signal), as on go-sdk.
 package mcppeers

@@ -18,7 +18,8 @@ import (
 // Current is the MCP revision the servers speak by default.
 const Current = "2026-07-28"
 
-// Script configures a scripted server (StartGo).
+// Script configures a scripted server (StartGo; StartNode honours the
+// fields the TypeScript SDK can, see there).
 type Script struct {
 	// Revisions are the MCP revisions the server accepts and
 	// server/discover reports, in this order; nil means [Current] only.

@@ -41,13 +41,14 @@ func StartLegacy(t testing.TB, revision string) *Server {
 		t.Fatalf("mcppeers: StartLegacy(%q): want %s or %s", revision, Legacy20250618, Legacy20251125)
 	}
 	var sdk *mcp.Server
+	var box *toolbox
 	srv := serve(t, func(base string) (http.Handler, *Server) {
 		sdk = mcp.NewServer(Implementation(), &mcp.ServerOptions{
 			SupportedProtocolVersions: []string{revision},
 			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 			Logger:                    slog.New(slog.DiscardHandler),
 		})
-		box := newToolbox(t, base, sdk)
+		box = newToolbox(t, base, sdk)
 		box.set(DefaultTools())
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdk },
 			&mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)})
@@ -60,7 +61,7 @@ func StartLegacy(t testing.TB, revision string) *Server {
 			_ = ss.Close()
 		}
 	})
-	srv.tools.rec = srv.rec
+	box.rec = srv.rec
 	return srv
 }
 

@@ -14,13 +14,13 @@ import (
 )
 
 // exchange renders one raw exchange for a golden file: status, the
-// content type, WWW-Authenticate when set, and the body with the
+// content type, WWW-Authenticate when set, and the body, with the
 // server's address replaced.
 func exchange(s *Server, res *http.Response, body string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d\nContent-Type: %s\n", res.StatusCode, res.Header.Get("Content-Type"))
 	if v := res.Header.Get("WWW-Authenticate"); v != "" {
-		fmt.Fprintf(&b, "WWW-Authenticate: %s\n", v)
+		fmt.Fprintf(&b, "WWW-Authenticate: %s\n", strings.ReplaceAll(v, s.Base, "http://peer"))
 	}
 	fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(body, s.Base, "http://peer"))
 	return []byte(b.String())

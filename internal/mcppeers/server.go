@@ -30,7 +30,7 @@ type Server struct {
 	RedirectTarget *Server
 
 	rec   *recorder
-	tools *toolbox // nil for servers that run no tools
+	tools toolRunner // nil for servers that run no tools
 }
 
 // Request is one HTTP request a server received, recorded before the

@@ -117,11 +117,61 @@ type SlowCall struct {
 	CancelNotified bool
 }
 
+// toolRunner runs the scripted tools of a server: go-sdk's (toolbox) or
+// the Node server's (nodeTools).
+type toolRunner interface {
+	// set makes tools the server's tool list (Server.SetTools).
+	set(tools []*mcp.Tool)
+	// slowCalls is every slow call so far (Server.SlowCalls).
+	slowCalls() []SlowCall
+}
+
+// slowLog keeps every slow call of one server, in arrival order.
+type slowLog struct {
+	mu    sync.Mutex
+	calls []*SlowCall
+}
+
+func (l *slowLog) add(c *SlowCall) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, c)
+}
+
+func (l *slowLog) end(c *SlowCall, o SlowOutcome) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c.Outcome = o
+}
+
+// snapshot is every slow call so far, CancelNotified filled from the
+// notifications/cancelled rec saw.
+func (l *slowLog) snapshot(rec *recorder) []SlowCall {
+	cancelled := map[string]bool{}
+	for _, q := range rec.all("notifications/cancelled") {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(q.Params, &p) == nil {
+			cancelled[canonicalID(p.RequestID)] = true
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]SlowCall, len(l.calls))
+	for i, c := range l.calls {
+		out[i] = *c
+		out[i].CancelNotified = c.ID != nil && cancelled[canonicalID(c.ID)]
+	}
+	return out
+}
+
 // toolbox runs the scripted tools on one go-sdk server.
 type toolbox struct {
 	base string
 	sdk  *mcp.Server
 	rec  *recorder
+	slow slowLog
 
 	// stop is the test's context's Done: it closes before any cleanup
 	// runs, so a call still waiting ends before a client's cleanup waits
@@ -129,8 +179,7 @@ type toolbox struct {
 	stop <-chan struct{}
 
 	mu    sync.Mutex
-	names []string    // the tools registered now
-	slow  []*SlowCall // every slow call, in arrival order
+	names []string // the tools registered now
 }
 
 func newToolbox(t testing.TB, base string, sdk *mcp.Server) *toolbox {
@@ -361,20 +410,14 @@ func (b *toolbox) slowTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if f := inFlightFrom(ctx); f != nil && f.method == "tools/call" && f.toolName == req.Params.Name {
 		call.ID, httpDone = f.id, f.http.Done()
 	}
-	b.mu.Lock()
-	b.slow = append(b.slow, call)
-	b.mu.Unlock()
+	b.slow.add(call)
 	var elapsed <-chan time.Time
 	if args.MS > 0 {
 		timer := time.NewTimer(time.Duration(args.MS) * time.Millisecond)
 		defer timer.Stop()
 		elapsed = timer.C
 	}
-	end := func(o SlowOutcome) {
-		b.mu.Lock()
-		call.Outcome = o
-		b.mu.Unlock()
-	}
+	end := func(o SlowOutcome) { b.slow.end(call, o) }
 	select {
 	case <-elapsed:
 		end(SlowElapsed)
@@ -391,27 +434,7 @@ func (b *toolbox) slowTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 }
 
-// slowCalls is every slow call so far, CancelNotified filled from the
-// notifications/cancelled the recorder saw.
-func (b *toolbox) slowCalls() []SlowCall {
-	cancelled := map[string]bool{}
-	for _, q := range b.rec.all("notifications/cancelled") {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(q.Params, &p) == nil {
-			cancelled[canonicalID(p.RequestID)] = true
-		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]SlowCall, len(b.slow))
-	for i, c := range b.slow {
-		out[i] = *c
-		out[i].CancelNotified = c.ID != nil && cancelled[canonicalID(c.ID)]
-	}
-	return out
-}
+func (b *toolbox) slowCalls() []SlowCall { return b.slow.snapshot(b.rec) }
 
 // canonicalID is a JSON-RPC id in one spelling: 1, 1.0 and "1" stay
 // distinct (JSON-RPC 2.0 §4: an id is a string or a number), but

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -420,5 +421,26 @@ func TestResultProjection(t *testing.T) {
 	const want = `{"isError":false,"content":[{"type":"text","text":"t"},{"type":"image","data":"aW1n","mimeType":"image/png"},{"type":"audio","data":"YXVk","mimeType":"audio/wav"},{"type":"resource","text":"body","mimeType":"text/plain","uri":"file:///a.txt"},{"type":"resource","data":"YmxvYg==","uri":"file:///b.bin"},{"type":"resource_link","mimeType":"text/html","uri":"https://example.com/r","name":"r"}],"structuredContent":{"n":7}}`
 	if string(got) != want {
 		t.Fatalf("projection\n got %s\nwant %s", got, want)
+	}
+}
+
+// The call path's own refusals reach the host as their OpenWOP errors,
+// never as internal_error.
+func TestProjectCallRefusals(t *testing.T) {
+	d := map[string]any{"protocol": "mcp", "runId": "tenant-a/run-1"}
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		code   string
+	}{
+		{"arguments refused", &CallError{Field: "arguments", Reason: "not an object"}, 400, outbound.CodeValidation},
+		{"input declined", &InputError{Reason: InputDeclined, Request: "r1"}, 422, outbound.CodeCapabilityRequired},
+		{"unexpected result", fmt.Errorf("call: %w", ErrUnexpectedResult), 503, outbound.CodeRunnerUnavailable},
+	} {
+		e := ProjectError("tenant-a/run-1", tc.err)
+		if e.Status != tc.status || e.Code != tc.code || !reflect.DeepEqual(e.Details, d) || e.Err != tc.err {
+			t.Errorf("%s: %+v, want %d %s", tc.name, e, tc.status, tc.code)
+		}
 	}
 }

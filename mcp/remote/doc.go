@@ -39,9 +39,31 @@
 // context). [ProjectError] is the one place an error of the package
 // becomes the OpenWOP error the host renders.
 //
-// The call path — tools/call, input_required rounds under the host's
-// ceiling ([RoundsError]), cancellation and reconciliation, translation
-// loss — drives the session built here.
+// [Session.Call] calls an admitted tool. The tool is checked against the
+// admission and the arguments against the limits before anything is sent;
+// the call declares in _meta clientCapabilities exactly the elicitation
+// modes its [InputDecider] answers. An input_required answer (MCP
+// 2026-07-28, SEP-2322) goes to the decider once per round, afresh, as an
+// [InputRound]; the retry repeats the call with the answers and the
+// server's requestState echoed unchanged, under a new JSON-RPC id. Round r
+// is answered only when r <= MaxRounds (the mcp facet's mrtr.maxRounds), so
+// the server sees at most MaxRounds + 1 requests; the round past it is
+// refused with a [*RoundsError] (422 mcp_mrtr_rounds_exceeded) before the
+// decider or the server sees it (OpenWOP interop.md §The MCP round
+// ceiling). The whole call is bounded by Limits.Timeout.
+//
+// Every call has a local attempt id, and nothing is re-sent after a
+// failure. How it ended is a reconciliation state (admission-boundaries
+// §18.9): failed-no-effect only for a refusal that proves the tool never
+// ran, failed-possible-effect for a tool error or a timeout (never
+// "nothing happened"), disconnected-still-active for a lost connection,
+// cancel-requested-remote-unknown when ctx was cancelled (go-sdk sends
+// notifications/cancelled), completed-before-cancel when the result won.
+// An end that is not a verified fact is recorded on the run's log as
+// EventReconciled; what projecting the result into the run dropped
+// (annotations, _meta, resource-link metadata, error data, a
+// structuredContent its text does not carry) as one content-free
+// EventTranslationLoss (§18.10).
 //
 // Admitting starts from a review of what a server offers: [Client.Review]
 // negotiates and lists for an exchange of no run (an operator at start),

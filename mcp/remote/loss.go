@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/outbound"
 )
 
 // Result is a tool's final result as the host's run takes it: the content
@@ -70,7 +71,7 @@ type Content struct {
 //
 // A count that stays zero is left out. A call asks for no progress and no
 // log messages, so none is received and none is counted.
-const EventTranslationLoss interop.EventType = "wopinterop.translation.loss"
+const EventTranslationLoss = outbound.EventTranslationLoss
 
 const protocolMCP = "mcp"
 

@@ -56,6 +56,9 @@ func ProjectError(runID string, err error) *outbound.Error {
 	if errors.As(err, &oe) {
 		return oe
 	}
+	if e, ok := projectCall(runID, err); ok {
+		return e
+	}
 	mk := func(status int, code, msg string) *outbound.Error {
 		return &outbound.Error{Status: status, Code: code, Message: msg, Details: details(runID), Err: err}
 	}

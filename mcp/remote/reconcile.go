@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wopinterop/wopinterop/egress"
-	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/outbound"
 )
 
@@ -121,7 +120,7 @@ func disconnected(err error) bool {
 // the reconciliation state. It is the same vendor type, under the
 // library's own org (OpenWOP RFC 0171 §A.1), as the A2A delegation's, with
 // protocol "mcp".
-const EventReconciled interop.EventType = "wopinterop.delegation.reconciled"
+const EventReconciled = outbound.EventReconciled
 
 type reconciledRecord struct {
 	Protocol       string                  `json:"protocol"`
