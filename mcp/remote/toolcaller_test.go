@@ -47,14 +47,13 @@ func wantToolError(t *testing.T, err error, status int, code string) *outbound.E
 	return oe
 }
 
-// wantInputRefused: a round the host did not answer ends the call in the
-// projected error naming the run, its cause ErrInputRefused. (Its code is
-// ProjectError's to choose.)
+// wantInputRefused: a round the host did not answer ends the call in 422
+// capability_required naming the run, its cause ErrInputRefused.
 func wantInputRefused(t *testing.T, err error) {
 	t.Helper()
-	var oe *outbound.Error
-	if !errors.As(err, &oe) || oe.Details["runId"] != runID || !errors.Is(err, ErrInputRefused) {
-		t.Fatalf("err = %#v, want the projected ErrInputRefused naming the run", err)
+	oe := wantToolError(t, err, http.StatusUnprocessableEntity, outbound.CodeCapabilityRequired)
+	if !errors.Is(oe, ErrInputRefused) {
+		t.Fatalf("err = %#v, want the projected ErrInputRefused", err)
 	}
 }
 
