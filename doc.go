@@ -37,7 +37,11 @@
 // — exact paths, and one prefix for the HTTP+JSON subtree — and
 // [Host.Mount] registers them on an http.ServeMux. [Host.NewMCP] builds a
 // further MCP server in one call (its own callers, the host's store,
-// audit trail, requestState keys and version policy). [Host.Records] are
+// audit trail, requestState keys and version policy). With
+// [MCPConfig].Client, [Host.MCPClient] is the host's MCP client (package
+// mcp/remote) under the mcp record's policy and round ceiling, whose
+// ToolCaller the host hands its workflows; the record then claims
+// client: true (OpenWOP RFC 0204). [Host.Records] are
 // the a2a, mcp, agents and hostEvents records for the host's GET
 // /.well-known/openwop (OpenWOP interop.md §The facets; interop map,
 // a2a.card; RFC 0242 §B.3); [Host.A2ATenant] is the a2aTenant of a GET

@@ -182,7 +182,7 @@ func New(cfg Config) (*Host, error) {
 	}
 	if cfg.MCP != nil {
 		mcpSide = planMCP(&cfg, origin, a2aSide, &bad)
-		served.MCP = mcpSide.opts.Served()
+		served.MCP = mcpSide.served()
 		decl.MCP = mcpSide.record(served.MCP)
 	}
 	if len(bad) > 0 {

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/facets"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mcp"
+	"github.com/wopinterop/wopinterop/mcp/remote"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
 	"github.com/wopinterop/wopinterop/negotiate"
 )
@@ -39,6 +41,33 @@ type MCPConfig struct {
 	// AllowAnonymous, Tasks, MaxRounds, timeouts, the optional extension
 	// points of mcp/ext …); nil Logger and Now are Config's.
 	Server mcp.Options
+	// Client, when set, builds the host's MCP client (package mcp/remote)
+	// for the host to expose to its workflows, and the mcp record claims
+	// client: true (OpenWOP RFC 0204). See [MCPClientConfig] and
+	// [Host.MCPClient].
+	Client *MCPClientConfig
+}
+
+// MCPClientConfig is the host's MCP client: the servers it admits and how
+// it reaches them. [New] builds it with what the mcp record advertises —
+// the record's version policy (never below its floor) and its
+// mrtr.maxRounds as the client's round ceiling — and Config.Events as
+// the sink of its records, appended synchronously so that a run's
+// negotiation record is on its log before the run can end. The host hands
+// [Host.MCPClient]'s ToolCaller to its workflows (memstore:
+// WorkflowDef.ToolCaller); that is what the client facet promises.
+type MCPClientConfig struct {
+	// Guard is the egress guard every request to a server passes (package
+	// egress). Required.
+	Guard *egress.Guard
+	// Credentials resolves the admissions' credential references; nil
+	// when none names one.
+	Credentials remote.Credentials
+	// Admissions are the servers admitted at start; the client's Admit
+	// adds more.
+	Admissions []remote.Admission
+	// Options tune the client; nil Logger and Now are Config's.
+	Options remote.Options
 }
 
 // mcpSurface is Config.MCP's server and what [Host.NewMCP] shares with
@@ -47,6 +76,7 @@ type mcpSurface struct {
 	srv    *mcp.Server
 	policy *negotiate.Policy
 	sealer *sealed.Sealer
+	client *remote.Client // nil without MCPConfig.Client
 }
 
 // mcpPlan is the MCP section checked: where it mounts, and the server
@@ -74,7 +104,18 @@ func planMCP(cfg *Config, origin string, a *a2aPlan, bad *problems) *mcpPlan {
 	if len(c.SealKey) < sealed.MinKeyLen {
 		bad.add("MCP.SealKey", "%d bytes given, at least %d needed to seal requestState", len(c.SealKey), sealed.MinKeyLen)
 	}
+	if c.Client != nil && c.Client.Guard == nil {
+		bad.add("MCP.Client.Guard", "is required: every request of the MCP client passes the egress guard")
+	}
 	return p
+}
+
+// served is what the section serves: the server's options' report, and
+// the client when one is configured.
+func (p *mcpPlan) served() facets.ServedMCP {
+	s := p.opts.Served()
+	s.Client = p.c.Client != nil
+	return s
 }
 
 // withHostDefaults is opts with Config's logger and clock where it has
@@ -109,6 +150,7 @@ func (p *mcpPlan) record(served facets.ServedMCP) *facets.MCP {
 		ServerURLs:  []string{p.origin + p.path},
 		ServerMount: &facets.ServerMount{Transports: slices.Clone(served.Transports)},
 		MRTR:        &facets.MRTR{MaxRounds: rounds},
+		Client:      served.Client,
 	}
 }
 
@@ -148,7 +190,34 @@ func (p *mcpPlan) build(cfg *Config, record *facets.MCP, auditor *negotiate.Audi
 	if s.srv, err = mcp.New(deps, p.opts); err != nil {
 		return nil, &ConfigError{Field: "MCP.Server", Reason: "is refused by the server: " + err.Error()}
 	}
+	if c := p.c.Client; c != nil {
+		opts := c.Options
+		if opts.Logger == nil {
+			opts.Logger = cfg.Logger
+		}
+		if opts.Now == nil {
+			opts.Now = cfg.Now
+		}
+		// No Auditor: the client's own synchronous one over Events.
+		s.client, err = remote.New(remote.Deps{
+			Policy: policy, Events: cfg.Events, Guard: c.Guard, Credentials: c.Credentials,
+			Admissions: c.Admissions, MaxRounds: record.MRTR.MaxRounds,
+		}, opts)
+		if err != nil {
+			return nil, &ConfigError{Field: "MCP.Client", Reason: "is refused by the client: " + err.Error()}
+		}
+	}
 	return s, nil
+}
+
+// MCPClient is the host's MCP client, built from MCPConfig.Client with the
+// mcp record's version policy and round ceiling; nil without one. Hand its
+// ToolCaller to the workflows that may call the admitted servers' tools.
+func (h *Host) MCPClient() *remote.Client {
+	if h.mcp == nil {
+		return nil
+	}
+	return h.mcp.client
 }
 
 // NewMCP builds one more MCP server, for callers subjects resolves: the

@@ -24,6 +24,13 @@
 // [AgentInventory] is optional; a host that has agents (personas with routed
 // workflows) implements it to get per-agent A2A cards.
 //
+// [ToolCaller] goes the other way: the host's MCP client as a workflow step
+// calls it — a tool on an MCP server the host admitted, named by the
+// host's alias, on behalf of a run ([ToolCall], [ToolResult]; OpenWOP RFC
+// 0204, the mcp record's client facet). Package mcp/remote provides one;
+// the host hands it to its workflows (memstore: WorkflowDef.ToolCaller and
+// RunContext.CallTool).
+//
 // # Guarantees the library relies on
 //
 // Every RunStore method takes the caller's Subject and enforces the host's

@@ -137,7 +137,7 @@ type delegation struct {
 	guard   *egress.Guard
 	http    *http.Client
 	policy  *negotiate.Policy
-	seamOps *seamCalls // the seam calls waiting for their runs
+	seamOps *seamCalls[*seamCall] // the seam calls waiting for their runs
 }
 
 // newDelegation builds the clients and pins the skills of every -a2a-agent
@@ -159,7 +159,7 @@ func newDelegation(ctx context.Context, cfg config, policy *negotiate.Policy, lo
 		guard:   guard,
 		http:    guard.NewClient(egress.ClientOptions{RefuseRedirects: true}),
 		policy:  policy,
-		seamOps: newSeamCalls(),
+		seamOps: newSeamCalls[*seamCall](),
 	}
 	deps := delegate.Deps{Policy: policy, Events: cfg.Store, Guard: guard, Credentials: creds}
 	opts := delegate.Options{Logger: log, Now: cfg.Now}

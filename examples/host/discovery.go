@@ -10,7 +10,8 @@ import (
 )
 
 // discoveryRoot is the closed v2 discovery root this host serves (OpenWOP interop.md §REST is the wire; capabilities.md §2–§4):
-// root metadata, the conformance fixtures every tenant has, and one record
+// root metadata, the conformance fixtures every tenant has (with
+// conformance-mcp-client when the mcp record claims client), and one record
 // per family it offers. Presence of a record is the claim, so nothing it
 // does not serve appears, and none of the keys v2 deleted
 // (supportedTransports, grpc, root profiles, supported flags) do. The a2a,
@@ -83,11 +84,20 @@ func newDiscoveryDocument(version, base string, seams bool, records map[string]j
 	if a2aRecord == nil || mcpRecord == nil || hostEvents == nil || agents == nil {
 		return discoveryDocument{}, errors.New("host: the a2a, mcp, agents and hostEvents records are missing")
 	}
+	fixtures := fixtureIDs(base)
+	var m struct {
+		Client bool `json:"client"`
+	}
+	if err := json.Unmarshal(mcpRecord, &m); err == nil && m.Client {
+		// OpenWOP RFC 0204: the ctx.mcp fixture exactly when mcp.client is
+		// advertised.
+		fixtures = append(fixtures, mcpClientWorkflowID)
+	}
 	root := discoveryRoot{
 		ProtocolVersions: servedVersions(),
 		PreferredVersion: protocolVersion,
 		Implementation:   implementationInfo{Name: implementationName, Version: version},
-		Fixtures:         fixtureIDs(base),
+		Fixtures:         fixtures,
 		RunList: runListRecord{
 			Status: "stable", Since: protocolVersion, Witness: "witnessable-gated",
 			MaxPageSize: maxPageSize, Filters: []string{"workflowId", "status"},

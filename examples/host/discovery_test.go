@@ -60,7 +60,8 @@ func TestDiscoveryDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(fixtures, []string{"conformance-noop", "conformance-approval", "conformance-failure", "conformance-delay", "conformance-cancellable",
-		"conformance-approval-approvers", "conformance-credential", "conformance-clarification", "conformance-clarification-nested", "conformance-clarification-sensitive"}) {
+		"conformance-approval-approvers", "conformance-credential", "conformance-clarification", "conformance-clarification-nested", "conformance-clarification-sensitive",
+		mcpClientWorkflowID}) {
 		t.Errorf("fixtures = %v", fixtures)
 	}
 	// The credential interrupt is advertised (RFC 0199 §C.1); the seams are
@@ -83,8 +84,11 @@ func TestDiscoveryDocument(t *testing.T) {
 		t.Errorf("a2a record %s", root["a2a"])
 	}
 	// The mcp record names the mount on the base URL, its transport, the
-	// features the mount backs (extensions: the Tasks extension is on) and
-	// the MRTR ceiling (OpenWOP interop map, a2a.card and mcp.features; interop.md §The facets, §The MCP round ceiling).
+	// features the mount backs (extensions: the Tasks extension is on), the
+	// MRTR ceiling both ways (OpenWOP interop map, a2a.card and
+	// mcp.features; interop.md §The facets, §The MCP round ceiling) and the
+	// client exposed to conformance-mcp-client (RFC 0204), whose fixture is
+	// listed above.
 	var mcpRecord struct {
 		Revisions   []string `json:"revisions"`
 		Profiles    []string `json:"profiles"`
@@ -97,6 +101,7 @@ func TestDiscoveryDocument(t *testing.T) {
 		MRTR struct {
 			MaxRounds int `json:"maxRounds"`
 		} `json:"mrtr"`
+		Client bool `json:"client"`
 	}
 	if err := json.Unmarshal(root["mcp"], &mcpRecord); err != nil {
 		t.Fatal(err)
@@ -104,7 +109,7 @@ func TestDiscoveryDocument(t *testing.T) {
 	if !slices.Equal(mcpRecord.Revisions, []string{"2026-07-28"}) || !slices.Equal(mcpRecord.Profiles, []string{"mcp-2026-07-28"}) ||
 		!slices.Equal(mcpRecord.Features, []string{"server-discover", "mrtr", "cacheable-lists", "extensions"}) ||
 		!slices.Equal(mcpRecord.ServerURLs, []string{h.url + mcpPath}) || !slices.Equal(mcpRecord.ServerMount.Transports, []string{"streamable-http"}) ||
-		mcpRecord.MRTR.MaxRounds != 8 || mcpRecord.RefreshedAt != string(upstreamRefreshedAt) {
+		mcpRecord.MRTR.MaxRounds != mcpMaxRounds || !mcpRecord.Client || mcpRecord.RefreshedAt != string(upstreamRefreshedAt) {
 		t.Errorf("mcp record %s", root["mcp"])
 	}
 	// a2a.agentCards is claimed, so agents.manifestRuntime is advertised,

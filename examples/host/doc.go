@@ -15,6 +15,7 @@
 //	go run ./examples/host -push-allow http://127.0.0.1:9999
 //	go run ./examples/host -a2a-agent summarizer=https://agent.example/.well-known/agent-card.json
 //	go run ./examples/host -peer-allow http://127.0.0.1:9998 -a2a-agent local=http://127.0.0.1:9998/.well-known/agent-card.json
+//	go run ./examples/host -peer-allow http://127.0.0.1:9997 -mcp-server docs=http://127.0.0.1:9997/mcp
 //	go run ./examples/host -card-signing-key card-key.pem
 //	go run ./examples/host -log-level debug
 //	go run ./examples/host -run-retention 1h -host-event-max-age 6h
@@ -62,6 +63,26 @@
 // private address (the client side's egress guard, as -push-allow is the
 // push side's); -a2a-bearer-file names a file holding the bearer token
 // presented to the agents (none without it).
+//
+// -mcp-server alias=URL (repeatable) admits a remote MCP server to the
+// host's MCP client (package mcp/remote, built by the library from the mcp
+// record: its floor, preferred revision and mrtr.maxRounds 4 — mcpclient.go).
+// At start the host reviews each server (server/discover, tools/list; the
+// negotiation recorded as a host event of no tenant) and pins every tool it
+// lists by its current digest (remote.ToolDigest, logged with the alias);
+// a tool that changes afterwards is refused until the host restarts and
+// admits it again (admission-boundaries §18.3), and a server that cannot
+// be reviewed stops the start. The workflow conformance-mcp-client, inputs
+// {"method":"callTool","serverId": alias,"name","arguments"?}, calls one
+// tool of such a server on behalf of its run (memstore's
+// RunContext.CallTool over the client's interop.ToolCaller): one
+// negotiation.decided on the run's log, each input request of the server
+// a clarification interrupt of the run answered only by a user, the run's
+// outputs {"result": interop.ToolResult} — a tool's own failure included —
+// and an unknown serverId failing it not_found. Because every tenant has
+// that workflow, the mcp record claims client: true (OpenWOP RFC 0204) and
+// discovery's fixtures[] lists it. -mcp-server servers are sent no
+// credential; -peer-allow lets local ones be reached.
 //
 // -card-signing-key names a file holding a private key — a JWK, or PEM
 // (PKCS #8, SEC 1 or PKCS #1; e.g. openssl genpkey -algorithm ed25519) —
@@ -127,6 +148,24 @@
 // the run's log is where the negotiation.decided record lives. The seam
 // authenticates with -a2a-bearer-file's token, else one drawn per process.
 //
+// The mcp seam, POST /conformance/seams/sample/mcp/invoke {"serverUrl",
+// "authenticated"?, "requestVersion"?, "tool"?, "arguments"?,
+// "clientCapabilities"?, "elicitationAnswer"?} (seam_mcp.go), does the same
+// on the host's MCP client: a hidden run admits the server for the call —
+// pinned to requestVersion when given, with a credential drawn per process
+// unless authenticated is false — and connects on that run. With a tool,
+// every tool the server lists is admitted by its current digest
+// (Session.Listed, Session.AdmitTools; a server declaring no tools
+// capability has no list, and the named tool alone is admitted by name,
+// Session.AdmitUnlisted) and called once; an input round is answered from
+// elicitationAnswer for the modes clientCapabilities.elicitation declares.
+// It answers 200 {"negotiatedVersion", "runId", "mrtr"?: {"inputRequiredSeen",
+// "retried", "requestStateEchoed"}}, or the envelope remote.ProjectError
+// gives, with details.runId and details.protocol "mcp": 400
+// interop_version_unsupported for a floor refusal (nothing at that
+// revision goes out), 422 mcp_mrtr_rounds_exceeded past mrtr.maxRounds 4
+// (the server sees at most 5 calls), 403 forbidden outside -peer-allow.
+//
 // When it is ready it prints exactly one line, "listening on http://ADDR",
 // with the address it really bound. SIGINT or SIGTERM drains it: open event
 // streams and long polls end, in-flight requests finish, then the store is
@@ -159,7 +198,9 @@
 // is served there, no credential ever resolves and an "authorized" answer
 // is refused), registered only when BASE is https or loopback http; and
 // conformance-clarification (flat), -nested and -sensitive (a password
-// field), which MCP asks in form mode only when flat.
+// field), which MCP asks in form mode only when flat. With a workflow
+// registry (always, in main) every tenant also has conformance-mcp-client
+// (see -mcp-server above).
 //
 // Every tenant also has the demo agent and the conformance agent pack's
 // resolver (core.conformance.agent-pack), whose system prompt and handoff
@@ -253,7 +294,8 @@
 //     a2a-1.0, agentCardUrl, streaming, durableTasks, agentCards) and its
 //     mcp record (profile mcp-2026-07-28, serverUrls [BASE/mcp],
 //     serverMount streamable-http, features server-discover, mrtr,
-//     cacheable-lists and extensions, mrtr.maxRounds 8); both refreshedAt
+//     cacheable-lists and extensions, mrtr.maxRounds 4 — the ceiling of
+//     the host's MCP server and of its client —, client: true); both refreshedAt
 //     are the constant upstreamRefreshedAt. hostEvents.types lists
 //     negotiation.decided as durable: every A2A request, and every MCP
 //     request that reaches version selection, records one for the caller's

@@ -32,6 +32,14 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 	if err != nil {
 		return nil, err
 	}
+	mcpSection := withMCPBodyTimeout(withInterruptPages(mcpConfig(version, sealKey), links{base: base}), cfg.BodyTimeout)
+	if cfg.Workflows != nil && len(cfg.Tenants) > 0 {
+		// The host exposes its MCP client to conformance-mcp-client, which
+		// it registers in every tenant: the client facet's claim.
+		if mcpSection.Client, err = mcpClientConfig(cfg); err != nil {
+			return nil, err
+		}
+	}
 	return wopinterop.New(wopinterop.Config{
 		Store:         cfg.Store,
 		Subjects:      cfg.Auth,
@@ -52,7 +60,7 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 			ManifestRuntime: &facets.ManifestRuntime{InstallScope: facets.InstallScopeTenant},
 		},
 		A2A: withBodyTimeout(a2aConfig(version, guard, cfg.CardSigner), cfg.BodyTimeout),
-		MCP: withMCPBodyTimeout(withInterruptPages(mcpConfig(version, sealKey), links{base: base}), cfg.BodyTimeout),
+		MCP: mcpSection,
 	})
 }
 

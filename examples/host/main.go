@@ -72,9 +72,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	keysSpec := fs.String("keys", defaultKeys, "bearer API keys as `tenant=key,...` (replaces the demo keys)")
 	publicURL := fs.String("public-url", "", "public origin for links in responses and on the agent card (default: http://ADDR)")
 	pushAllowSpec := fs.String("push-allow", "", "exact `origins` (scheme://host:port,...) A2A pushes may reach although plain http or on loopback/private addresses: local receivers")
-	peerAllowSpec := fs.String("peer-allow", "", "exact `origins` (scheme://host:port,...) remote A2A agents may be reached at although plain http or on loopback/private addresses: local agents (-a2a-agent, the a2a seam)")
+	peerAllowSpec := fs.String("peer-allow", "", "exact `origins` (scheme://host:port,...) remote A2A agents and MCP servers may be reached at although plain http or on loopback/private addresses: local peers (-a2a-agent, -mcp-server, the a2a and mcp seams)")
 	var agents agentFlags
 	fs.Var(&agents, "a2a-agent", "admit a remote A2A agent as `alias=CARD_URL` (repeatable); the delegate-remote workflow calls it. Every skill on its card is pinned at start by its current digest")
+	var mcpServers mcpServerFlags
+	fs.Var(&mcpServers, "mcp-server", "admit a remote MCP server as `alias=URL` (repeatable); the conformance-mcp-client workflow calls its tools. Every tool it lists is pinned at start by its current digest")
 	bearerFile := fs.String("a2a-bearer-file", "", "`file` holding the bearer token presented to remote A2A agents (default: none to -a2a-agent agents; the a2a seam presents a per-process random one when a call asks to authenticate)")
 	routingSpec := fs.String("routing-secret", "", "`secret` (hex or base64, at least 32 bytes) deriving the agents' A2A routing values (default: random per process, so they change on restart)")
 	sealSpec := fs.String("seal-key", "", "`key` (hex or base64, at least 32 bytes) sealing MCP requestState values (default: random per process, so a pending multi-round call does not survive a restart)")
@@ -83,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	hostEventAge := fs.Duration("host-event-max-age", defaultHostEventMaxAge, "how long a durable host event (negotiation.decided records) is kept for GET /host/events resumption (0: only the 10,000 newest per tenant bound it)")
 	levelSpec := fs.String("log-level", "info", "log `level`: debug, info, warn or error (one line per request at info, faults at error)")
 	cardKeyFile := fs.String("card-signing-key", "", "`file` holding a private key (a JWK, or PEM) that signs every A2A agent card served; its kid is the JWK's, else the key's RFC 7638 thumbprint (default: cards are unsigned)")
-	seams := fs.Bool("conformance-seams", false, "TEST ONLY: serve the OpenWOP conformance seams (POST "+mintPath+", POST "+a2aInvokePath+"). "+
+	seams := fs.Bool("conformance-seams", false, "TEST ONLY: serve the OpenWOP conformance seams (POST "+mintPath+", POST "+a2aInvokePath+", POST "+mcpInvokePath+"). "+
 		"It lets any holder of a key mint more keys for its tenant, keys that outlive a change of -keys until restart: never enable it where real users or data are")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -193,7 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	handler, err := newHandler(config{
 		Store: store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
 		SealKey: sealKey, PushAllow: pushAllow, Seams: *seams, Minter: auth, BodyTimeout: *bodyTimeout,
-		CardSigner: signer, PeerAllow: peerAllow, Agents: agents, PeerBearer: peerBearer,
+		CardSigner: signer, PeerAllow: peerAllow, Agents: agents, PeerBearer: peerBearer, MCPServers: mcpServers,
 		Workflows: store, Tenants: auth.Tenants(),
 	})
 	if err != nil {

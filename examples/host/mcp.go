@@ -9,11 +9,19 @@ import (
 // record names it as serverUrls[0].
 const mcpPath = wopinterop.DefaultMCPPath
 
+// mcpMaxRounds is the mcp record's mrtr.maxRounds: the ceiling on input
+// rounds of one tool call, both ways — a client of this host's server is
+// refused the round past it, and this host's MCP client refuses a server's
+// round past it before sending the retry, so a server sees at most 5 calls
+// (OpenWOP interop.md §The MCP round ceiling).
+const mcpMaxRounds = 4
+
 // mcpConfig is the demo's MCP section: every workflow of the caller's
-// tenant is a tool (the five conformance fixtures), with MRTR, the Tasks
-// extension and the library's defaults for everything else (mrtr.maxRounds
-// 8, one-minute tool-list cache, 30 s blocking budget, tasks answered as
-// soon as their run exists); the mcp record claims what that serves.
+// tenant is a tool (the five conformance fixtures), with MRTR under
+// mrtr.maxRounds 4, the Tasks extension and the library's defaults for
+// everything else (one-minute tool-list cache, 30 s blocking budget, tasks
+// answered as soon as their run exists); the mcp record claims what that
+// serves. newInterop adds the MCP client (mcpclient.go).
 //
 // Who may call: the same bearer keys as every other route (the Subjects of
 // wopinterop.Config); an unknown or missing key is 401 with
@@ -41,6 +49,7 @@ func mcpConfig(version string, sealKey []byte) *wopinterop.MCPConfig {
 			ServerInfo:             mcp.Implementation{Name: implementationName, Version: version},
 			Tasks:                  true,
 			AllowOwnLoopbackOrigin: true,
+			MaxRounds:              mcpMaxRounds,
 		},
 	}
 }

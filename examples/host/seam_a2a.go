@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -230,14 +231,14 @@ type seamResult struct {
 // seamCalls hands each seam call to the run it started, by a random token
 // that is the run's one input: the hidden workflow does nothing for a
 // token it was not given.
-type seamCalls struct {
+type seamCalls[T any] struct {
 	mu    sync.Mutex
-	calls map[string]*seamCall
+	calls map[string]T
 }
 
-func newSeamCalls() *seamCalls { return &seamCalls{calls: map[string]*seamCall{}} }
+func newSeamCalls[T any]() *seamCalls[T] { return &seamCalls[T]{calls: map[string]T{}} }
 
-func (c *seamCalls) put(call *seamCall) string {
+func (c *seamCalls[T]) put(call T) string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	token := base64.RawURLEncoding.EncodeToString(b)
@@ -248,7 +249,7 @@ func (c *seamCalls) put(call *seamCall) string {
 }
 
 // take removes and returns the call of token.
-func (c *seamCalls) take(token string) (*seamCall, bool) {
+func (c *seamCalls[T]) take(token string) (T, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	call, ok := c.calls[token]
@@ -329,12 +330,12 @@ func (d *delegation) invokeOnce(ctx context.Context, runID string, call a2aInvok
 	return out, conn.Version, nil
 }
 
-// hidingStore keeps the seam's workflow off every surface: ListWorkflows
-// leaves it out, and CreateRun answers for it exactly as for a workflow
-// that does not exist. The seam starts its runs on the store underneath.
+// hidingStore keeps the seams' workflows off every surface: ListWorkflows
+// leaves them out, and CreateRun answers for one exactly as for a workflow
+// that does not exist. The seams start their runs on the store underneath.
 type hidingStore struct {
 	hostStore
-	hidden string
+	hidden []string
 }
 
 func (h hidingStore) ListWorkflows(ctx context.Context, sub interop.Subject) ([]interop.Workflow, error) {
@@ -344,7 +345,7 @@ func (h hidingStore) ListWorkflows(ctx context.Context, sub interop.Subject) ([]
 	}
 	out := wfs[:0]
 	for _, wf := range wfs {
-		if wf.ID != h.hidden {
+		if !slices.Contains(h.hidden, wf.ID) {
 			out = append(out, wf)
 		}
 	}
@@ -352,7 +353,7 @@ func (h hidingStore) ListWorkflows(ctx context.Context, sub interop.Subject) ([]
 }
 
 func (h hidingStore) CreateRun(ctx context.Context, sub interop.Subject, req interop.CreateRunRequest) (interop.Run, bool, error) {
-	if req.WorkflowID == h.hidden {
+	if slices.Contains(h.hidden, req.WorkflowID) {
 		// No workflow has the empty id: the store's own unknown-workflow
 		// answer, byte for byte.
 		req.WorkflowID = ""

@@ -89,9 +89,9 @@ func fixtureIDs(base string) []string {
 }
 
 // workflowIDs lists the workflows a caller of tenant may start, sorted: its
-// MCP tools.
+// MCP tools, on a host that registers its own workflows (config.Workflows).
 func workflowIDs(tenant, base string) []string {
-	ids := fixtureIDs(base)
+	ids := append(fixtureIDs(base), mcpClientWorkflowID)
 	if tenant == tenantAcme {
 		ids = append(ids, acmeReportID)
 	}

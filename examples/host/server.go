@@ -102,9 +102,15 @@ type config struct {
 	// the a2a seam, when a call asks for an authenticated exchange,
 	// presents a token drawn per process.
 	PeerBearer string
+	// MCPServers are the MCP servers admitted at start (-mcp-server), every
+	// tool each lists then pinned by its current digest; the
+	// conformance-mcp-client workflow calls them.
+	MCPServers []mcpServerSpec
 	// Workflows registers the workflows the host adds in every tenant of
-	// Tenants: the a2a seam's hidden one (with Seams) and delegate-remote
-	// (with Agents). Required with either.
+	// Tenants: the seams' hidden ones (with Seams), delegate-remote (with
+	// Agents) and conformance-mcp-client. With Workflows the host builds
+	// its MCP client and the mcp record claims client: true; it is
+	// required with Seams, Agents or MCPServers.
 	Workflows workflowRegistry
 	Tenants   []string
 }
@@ -147,6 +153,8 @@ type server struct {
 	// delegation is the host's A2A client side; nil unless Seams or
 	// Agents.
 	delegation *delegation
+	// tools is the host's MCP client side; nil without Workflows.
+	tools *toolCalls
 }
 
 // handler is the host's http.Handler and what its Close must release.
@@ -174,15 +182,15 @@ func newHandler(cfg config) (*handler, error) {
 		return nil, errors.New("host: the conformance seams need a Minter")
 	}
 	delegates := cfg.Seams || len(cfg.Agents) > 0
-	if delegates && (cfg.Workflows == nil || len(cfg.Tenants) == 0) {
-		return nil, errors.New("host: the a2a seam and -a2a-agent need a workflow registry and the tenants")
+	if (delegates || len(cfg.MCPServers) > 0) && (cfg.Workflows == nil || len(cfg.Tenants) == 0) {
+		return nil, errors.New("host: the seams, -a2a-agent and -mcp-server need a workflow registry and the tenants")
 	}
 	// Every surface resolves callers through the recorder, so the request
 	// log names the tenant whichever surface authenticated it.
 	cfg.Auth = tenantRecorder{cfg.Auth}
 	runs := cfg.Store
 	if cfg.Seams {
-		cfg.Store = hidingStore{hostStore: cfg.Store, hidden: seamWorkflowID}
+		cfg.Store = hidingStore{hostStore: cfg.Store, hidden: []string{seamWorkflowID, mcpSeamWorkflowID}}
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -246,6 +254,12 @@ func newHandler(cfg config) (*handler, error) {
 			return nil, err
 		}
 	}
+	if client := s.interop.MCPClient(); client != nil {
+		if s.tools, err = s.startMCPClient(cfg, client); err != nil {
+			_ = s.interop.Close(context.Background())
+			return nil, err
+		}
+	}
 
 	conformance, err := conformanceRoute(s.interop, version)
 	if err != nil {
@@ -284,7 +298,8 @@ func (s *server) mountREST(mux *http.ServeMux) {
 	}
 	if s.seams { // test only: unknown routes (404) unless -conformance-seams
 		routes = append(routes, route{"POST", mintPath, s.authed(s.mintCredential)},
-			route{"POST", a2aInvokePath, s.authed(s.invokeA2A)})
+			route{"POST", a2aInvokePath, s.authed(s.invokeA2A)},
+			route{"POST", mcpInvokePath, s.authed(s.invokeMCP)})
 	}
 	allow := map[string][]string{}
 	var paths []string

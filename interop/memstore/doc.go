@@ -56,6 +56,15 @@
 //     (newest first, id descending), and cursors are signed keyset positions.
 //   - Returned values are copies: callers can never change store state.
 //
+// # MCP tools
+//
+// A workflow registered with a [WorkflowDef].ToolCaller (the host's MCP
+// client, e.g. mcp/remote's) calls tools on the MCP servers its host
+// admitted with [RunContext.CallTool], on behalf of its run. The server's
+// input requests during a call become clarification interrupts of the run
+// (waiting-input), and only a user's resolution is sent back. A workflow
+// without one calls no tool ([ErrNoToolCaller]).
+//
 // # Host events
 //
 // [Store.PublishHostEvent] keeps durable host events per tenant and fans

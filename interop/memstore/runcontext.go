@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -21,6 +22,9 @@ import (
 type RunContext struct {
 	store *Store
 	rec   *runRecord
+	// toolInputs counts the input requests of the run's tool calls
+	// (CallTool), keying their interrupts.
+	toolInputs atomic.Int64
 }
 
 // RunID is the run's tenant-bound id.

@@ -38,6 +38,11 @@ type WorkflowDef struct {
 	Workflow interop.Workflow
 	// Run is the body.
 	Run WorkflowFunc
+	// ToolCaller is the host's MCP client as this workflow's runs may use
+	// it ([RunContext.CallTool]); nil: they call no MCP tool. It is given
+	// per workflow, so only the workflows a host chose reach its admitted
+	// servers.
+	ToolCaller interop.ToolCaller
 }
 
 // ErrCancelled marks a workflow that stopped because it was cancelled. A
@@ -103,6 +108,7 @@ type workflowEntry struct {
 	wf     interop.Workflow // owned copy
 	schema *jsonschema.Schema
 	run    WorkflowFunc
+	tools  interop.ToolCaller // nil: no MCP tools
 }
 
 // Register adds def to tenant's workflows. It compiles the input schema
@@ -128,7 +134,7 @@ func (s *Store) Register(tenant string, def WorkflowDef) error {
 	if err != nil {
 		return fmt.Errorf("memstore: register %q: input schema: %w", id, err)
 	}
-	entry := &workflowEntry{wf: wf, schema: schema, run: def.Run}
+	entry := &workflowEntry{wf: wf, schema: schema, run: def.Run, tools: def.ToolCaller}
 
 	t := s.tenantForWrite(tenant)
 	t.mu.Lock()

@@ -78,6 +78,14 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, er
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, alias)
 	}
+	return c.connect(ctx, negotiate.Scope{RunID: runID}, a)
+}
+
+// connect is Connect for admission a, its record filed under scope: on
+// scope.RunID's log, or as a host event of scope.Tenant for an exchange
+// of no run (Review).
+func (c *Client) connect(ctx context.Context, scope negotiate.Scope, a Admission) (*Session, error) {
+	alias, runID := a.Alias, scope.RunID
 	a.Limits = c.limitsFor(a.Limits)
 	auth, err := c.credential(ctx, &a)
 	if err != nil {
@@ -90,7 +98,7 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, er
 		asked = a.Revision
 		if d := c.policy.Outbound([]string{a.Revision}, peer); !d.Accepted() {
 			d.Requested = a.Revision
-			return nil, c.settle(ctx, runID, alias, d, nil)
+			return nil, c.settle(ctx, scope, alias, d, nil)
 		}
 	}
 	dctx, slot := withFaultSlot(ctx)
@@ -113,7 +121,7 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, er
 	// server/discover, whatever the outcome (RFC 0242 §A.1: requested is
 	// what the host asked for).
 	d.Requested = asked
-	if err := c.settle(ctx, runID, alias, d, l); err != nil {
+	if err := c.settle(ctx, scope, alias, d, l); err != nil {
 		return nil, err
 	}
 	if connectErr != nil || l.cs.InitializeResult() == nil || l.cs.InitializeResult().ProtocolVersion != d.Version {
@@ -142,12 +150,12 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, er
 	}, nil
 }
 
-// settle records d on the run's log and returns nil when it was accepted;
-// a refusal closes l (when open) and is returned as
+// settle records d under scope (on the run's log) and returns nil when it
+// was accepted; a refusal closes l (when open) and is returned as
 // outbound.VersionUnsupported. A record the log cannot hold fails the
 // exchange: a decision that cannot be audited is not acted on.
-func (c *Client) settle(ctx context.Context, runID, alias string, d negotiate.Decision, l *link) error {
-	if err := c.auditor.Record(ctx, d, negotiate.Scope{RunID: runID}); err != nil {
+func (c *Client) settle(ctx context.Context, scope negotiate.Scope, alias string, d negotiate.Decision, l *link) error {
+	if err := c.auditor.Record(ctx, d, scope); err != nil {
 		l.close()
 		c.fault(ctx, alias, "negotiation record", err)
 		return fmt.Errorf("remote: server %q: recording the negotiation: %w", alias, err)
@@ -156,7 +164,7 @@ func (c *Client) settle(ctx context.Context, runID, alias string, d negotiate.De
 		return nil
 	}
 	l.close()
-	return outbound.VersionUnsupported("mcp", runID, &NegotiationError{Alias: alias, Reason: string(d.Reason)})
+	return outbound.VersionUnsupported("mcp", scope.RunID, &NegotiationError{Alias: alias, Reason: string(d.Reason)})
 }
 
 // pinned restricts a server's offers to the pinned revision: the pinned

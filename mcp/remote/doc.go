@@ -74,4 +74,16 @@
 // (annotations, _meta, resource-link metadata, error data, a
 // structuredContent its text does not carry) as one content-free
 // EventTranslationLoss (§18.10).
+//
+// Admitting starts from a review of what a server offers: [Client.Review]
+// negotiates and lists for an exchange of no run (an operator at start),
+// [Session.Listed] lists on a run's session, and [Session.AdmitTools]
+// admits on that session what the host decided from it (a one-off
+// admission); [Session.AdmitUnlisted] admits one named tool of a server
+// that declares no tools and so has no list to pin from.
+//
+// [Client.ToolCaller] is the client as the host contract's
+// interop.ToolCaller, what a host hands its workflows (OpenWOP RFC 0204):
+// one Connect and one Call per tool call, input requests answered through
+// the call's own decision, the result in the contract's terms.
 package remote

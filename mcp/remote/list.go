@@ -144,6 +144,9 @@ func (s *Session) admitted(ctx context.Context, name string) (*mcp.Tool, error) 
 			break
 		}
 	}
+	if !ok && name != "" && name == s.unlisted {
+		return &mcp.Tool{Name: name}, nil // a server without tools/list: see AdmitUnlisted
+	}
 	if !ok {
 		return nil, &AdmissionError{Alias: s.Admission.Alias, Kind: toolsList.kind, Name: name, Problem: NotAdmitted}
 	}

@@ -39,6 +39,9 @@ type Session struct {
 	// link is the connection side's state: the go-sdk session and what
 	// the lists need to key the cache (connect.go).
 	link *link
+	// unlisted is the one tool admitted by name on this session, for a
+	// server that declares no tools (AdmitUnlisted); "" for none.
+	unlisted string
 }
 
 // sessionDeps are the collaborators a Session shares with the Client that
