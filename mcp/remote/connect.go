@@ -67,7 +67,19 @@ func WithTraceContext(ctx context.Context, tc interop.TraceContext) context.Cont
 // the egress guard, an authentication challenge) ends Connect without a
 // record: nothing was negotiated. [ProjectError] turns any error into the
 // OpenWOP error the host renders. The caller closes the session.
+//
+// Unless Options.NoListChanges, a session whose server advertises
+// listChanged then listens for list changes until it is closed (see
+// listen.go).
 func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, error) {
+	return c.connectRun(ctx, runID, alias, !c.opts.NoListChanges)
+}
+
+// connectRun is Connect; listen says whether the session listens for list
+// changes. A session made for one call and closed after it (ToolCaller)
+// does not: a stream opened and torn down per call would cost the server
+// a request each time and could hear nothing the next call would use.
+func (c *Client) connectRun(ctx context.Context, runID, alias string, listen bool) (*Session, error) {
 	if runID == "" {
 		// The record of an outbound negotiation belongs on a run's log
 		// (OpenWOP interop.md §The audit event); without a run it would reach
@@ -78,13 +90,13 @@ func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, er
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, alias)
 	}
-	return c.connect(ctx, negotiate.Scope{RunID: runID}, a)
+	return c.connect(ctx, negotiate.Scope{RunID: runID}, a, listen)
 }
 
 // connect is Connect for admission a, its record filed under scope: on
 // scope.RunID's log, or as a host event of scope.Tenant for an exchange
 // of no run (Review).
-func (c *Client) connect(ctx context.Context, scope negotiate.Scope, a Admission) (*Session, error) {
+func (c *Client) connect(ctx context.Context, scope negotiate.Scope, a Admission, listen bool) (*Session, error) {
 	alias, runID := a.Alias, scope.RunID
 	a.Limits = c.limitsFor(a.Limits)
 	auth, err := c.credential(ctx, &a)
@@ -136,7 +148,7 @@ func (c *Client) connect(ctx context.Context, scope negotiate.Scope, a Admission
 		c.fault(ctx, alias, "discover", err)
 		return nil, err
 	}
-	if !c.opts.NoListChanges {
+	if listen {
 		l.listener = c.listen(ctx, l, alias, d.Version, l.cs.InitializeResult().Capabilities)
 	}
 	return &Session{

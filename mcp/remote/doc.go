@@ -41,6 +41,8 @@
 // until the host admits it. The stream never blocks or fails Connect, is
 // bounded event by event rather than as a whole, is opened again (and
 // the lists dropped) when the server ends it, and ends with Session.Close.
+// A session made for one exchange ([Client.Review], a ToolCaller call)
+// opens none.
 // [Client.InvalidateServer] and [Client.InvalidateCredential] drop lists
 // on the host's word.
 //

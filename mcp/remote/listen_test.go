@@ -21,6 +21,7 @@ import (
 	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/negotiate"
 )
 
 // withListChanged makes the server advertise listChanged for tools and
@@ -612,4 +613,26 @@ func TestSSEData(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d yields for an oversized event, want one error", n)
 	}
+}
+
+// TestOneShotSessionsDoNotListen: a ToolCaller call and a Review make a
+// session for one exchange and close it: no list-change stream is opened
+// for them, while a session from Connect listens.
+func TestOneShotSessionsDoNotListen(t *testing.T) {
+	s := newServer(t, withListChanged(), withCache(60_000, "private"))
+	s.addTool(tool("echo", "text"))
+	st := stubListen(s, nil)
+	f := newFixture(t, s, admission(s, tool("echo", "text")))
+	if _, err := f.client.ToolCaller().CallTool(context.Background(), interop.ToolCall{RunID: runID, Server: "echo", Tool: "echo"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.Review(context.Background(), negotiate.Scope{Tenant: "acme"}, admission(s)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // a stray stream would have been asked for by now
+	if n := s.count(methodListen); n != 0 {
+		t.Fatalf("%d listen requests for one-shot sessions", n)
+	}
+	f.connect(t, context.Background(), runID, "echo")
+	st.next(t)
 }

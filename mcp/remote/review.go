@@ -113,7 +113,7 @@ func (c *Client) Review(ctx context.Context, scope negotiate.Scope, a Admission)
 	if err := c.validate(&a); err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}
-	s, err := c.connect(ctx, scope, a)
+	s, err := c.connect(ctx, scope, a, false) // closed after one list: nothing to listen for
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ type toolCaller struct{ c *Client }
 
 func (t toolCaller) CallTool(ctx context.Context, call interop.ToolCall) (interop.ToolResult, error) {
 	ctx = WithTraceContext(ctx, call.Trace)
-	s, err := t.c.Connect(ctx, call.RunID, call.Server)
+	s, err := t.c.connectRun(ctx, call.RunID, call.Server, false) // one call: no list-change stream
 	if err != nil {
 		return interop.ToolResult{}, ProjectError(call.RunID, err)
 	}
