@@ -80,22 +80,23 @@ func (c *listCache) put(k cacheKey, items []listed, ttlMs int) {
 }
 
 // putFetched is put for a list whose fetch began at generation gen: when
-// a drop came since, nothing is kept.
-func (c *listCache) putFetched(k cacheKey, items []listed, ttlMs int, gen uint64) {
+// a drop came since, nothing is kept. It reports whether items were kept.
+func (c *listCache) putFetched(k cacheKey, items []listed, ttlMs int, gen uint64) bool {
 	ttl := min(time.Duration(ttlMs)*time.Millisecond, c.ceiling)
 	if ttl <= 0 || c.max <= 0 {
-		return
+		return false
 	}
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.drops != gen {
-		return
+		return false
 	}
 	if _, ok := c.entries[k]; !ok && len(c.entries) >= c.max {
 		c.evict(now)
 	}
 	c.entries[k] = cachedList{items: items, expires: now.Add(ttl)}
+	return true
 }
 
 // evict drops the expired entries, or, when none has expired, the one

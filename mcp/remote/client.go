@@ -105,7 +105,8 @@ type Options struct {
 	// NoListChanges keeps sessions from opening a subscriptions/listen
 	// stream to hear of list changes: cached lists then expire by their
 	// ttlMs, or when the host calls InvalidateServer. By default a
-	// session whose server advertises listChanged keeps one stream open.
+	// session whose server advertises listChanged keeps one stream open
+	// from the first time it relies on a cached list until it closes.
 	NoListChanges bool
 	// TLS configures https connections to servers (e.g. RootCAs of a
 	// private CA); nil means the system roots.

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -149,7 +151,7 @@ func (c *Client) connect(ctx context.Context, scope negotiate.Scope, a Admission
 		return nil, err
 	}
 	if listen {
-		l.listener = c.listen(ctx, l, alias, d.Version, l.cs.InitializeResult().Capabilities)
+		l.watch(alias, d.Version, l.cs.InitializeResult().Capabilities)
 	}
 	return &Session{
 		RunID:     runID,
@@ -205,7 +207,15 @@ type link struct {
 	// credential returns the Authorization value presented at every
 	// request, nil when none.
 	credential func(context.Context) (string, error)
-	// listener is the subscriptions/listen stream, nil when none is open.
+	// plan is how the session listens for list changes, nil when it does
+	// not (listen.go).
+	plan *listenPlan
+
+	// opened: listener is set (listening's fast path).
+	opened atomic.Bool
+	mu     sync.Mutex
+	closed bool
+	// listener is the subscriptions/listen stream, nil until one is open.
 	listener *listener
 }
 
@@ -215,7 +225,11 @@ func (l *link) close() error {
 	if l == nil {
 		return nil
 	}
-	l.listener.stop()
+	l.mu.Lock()
+	l.closed = true
+	ln := l.listener
+	l.mu.Unlock()
+	ln.stop()
 	if l.cs == nil {
 		return nil
 	}

@@ -33,9 +33,10 @@
 // are cached per tenant, workspace, principal, server (its endpoint),
 // revision and authorization context, for at most the server's ttlMs
 // (OpenWOP interop map, mcp.cache); go-sdk's own per-session cache is kept
-// empty. A session whose server advertises listChanged keeps a
-// subscriptions/listen stream open on a goroutine it owns (MCP 2026-07-28
-// basic/patterns/subscriptions): a notifications/*/list_changed drops that
+// empty. A session whose server advertises listChanged, once it relies on
+// a cached list, keeps a subscriptions/listen stream open on a goroutine
+// it owns (MCP 2026-07-28 basic/patterns/subscriptions): with nothing
+// cached there is nothing to stale. A notifications/*/list_changed drops that
 // list of the server under every authorization key, so the next list is
 // fetched and projected afresh — a tool added that way stays invisible
 // until the host admits it. The stream never blocks or fails Connect, is

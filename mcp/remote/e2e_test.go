@@ -355,7 +355,7 @@ func TestE2EListChanged(t *testing.T) {
 			// An admitted tool's definition changes: hidden and refused,
 			// nothing sent.
 			waitListening(t, sess2, 1)
-			heard := sess2.link.listener.heard.Load()
+			heard := listenerOf(t, sess2).heard.Load()
 			changed := append(mcppeers.DefaultTools(), added)
 			changed[0].Description += " Now with more."
 			p.SetTools(changed)

@@ -177,6 +177,7 @@ func (s *Session) list(ctx context.Context, kind listKind) ([]listed, error) {
 		return nil, exchangeError(s.Admission.Alias, kind.method, err)
 	}
 	if items, ok := l.client.cache.get(key); ok {
+		l.listening(ctx) // the session relies on a cached list: hear when it goes stale
 		return items, nil
 	}
 	gen := l.client.cache.generation()
@@ -211,7 +212,9 @@ func (s *Session) list(ctx context.Context, kind listKind) ([]listed, error) {
 		cursor = next
 	}
 	items = markAmbiguous(items)
-	l.client.cache.putFetched(key, items, hints.minTTLMs, gen)
+	if l.client.cache.putFetched(key, items, hints.minTTLMs, gen) {
+		l.listening(ctx)
+	}
 	return items, nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/recovery"
+	"github.com/wopinterop/wopinterop/internal/tracecontext"
 )
 
 // A session hears that a server's lists changed on a subscriptions/listen
@@ -28,6 +29,11 @@ import (
 // lists of that method of the server, under every authorization key (the
 // server's list changed for every caller), so the next list is fetched
 // and projected through the admission afresh.
+//
+// A session listens once it relies on a cached list of its server (put
+// or served): with nothing cached there is nothing a change would stale,
+// so a session of a server whose lists are uncacheable (ttlMs 0) opens no
+// stream.
 //
 // The stream is the session's own, not go-sdk's: go-sdk's Connect opens
 // its listen under a context no deadline bounds (a server slow to answer
@@ -72,12 +78,17 @@ const (
 // stream): it is not asked again in this session.
 var errListenRefused = errors.New("remote: the server refused subscriptions/listen")
 
-// listener is a session's subscriptions/listen stream.
-type listener struct {
-	link     *link
+// listenPlan is what a session's listen asks for.
+type listenPlan struct {
 	alias    string
 	revision string
 	want     mcp.NotificationSubscriptions
+}
+
+// listener is a session's subscriptions/listen stream.
+type listener struct {
+	listenPlan
+	link *link
 	// openTimeout bounds the wait for the stream's response headers;
 	// retryMin and retryMax the delay before reopening (listenRetryMin,
 	// listenRetryMax).
@@ -91,28 +102,54 @@ type listener struct {
 	acked, heard atomic.Int64
 }
 
-// listen starts the list-change listener of a session with the server
-// whose discover result advertised caps, when the server advertises
-// listChanged for any list; nil when it advertises none. ctx gives the
-// stream its values (the run's trace context), not its lifetime.
-func (c *Client) listen(ctx context.Context, l *link, alias, revision string, caps *mcp.ServerCapabilities) *listener {
+// watch makes the session listen for changes of the lists its server
+// advertises listChanged for in caps (its discover result), once it
+// caches one; none advertised, it never listens.
+func (l *link) watch(alias, revision string, caps *mcp.ServerCapabilities) {
 	var want mcp.NotificationSubscriptions
 	if caps != nil {
 		want.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
 		want.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
 		want.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
 	}
-	if !want.ToolsListChanged && !want.PromptsListChanged && !want.ResourcesListChanged {
-		return nil
+	if want.ToolsListChanged || want.PromptsListChanged || want.ResourcesListChanged {
+		l.plan = &listenPlan{alias: alias, revision: revision, want: want}
 	}
-	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	ln := &listener{
-		link: l, alias: alias, revision: revision, want: want,
+}
+
+// listening opens the session's stream, unless it is open, the session
+// closed, or it does not listen. It is called whenever the session put a
+// list in the cache or was served one. The stream carries the run's trace
+// context of ctx, and lives until the session closes.
+func (l *link) listening(ctx context.Context) {
+	if l.plan == nil || l.opened.Load() {
+		return // the common case, without the lock
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.plan == nil || l.closed || l.listener != nil {
+		return
+	}
+	c := l.client
+	base := context.Background()
+	if tc, ok := tracecontext.FromContext(ctx); ok {
+		base = tracecontext.NewContext(base, tc)
+	}
+	lctx, cancel := context.WithCancel(base)
+	l.listener = &listener{
+		listenPlan: *l.plan, link: l,
 		openTimeout: c.opts.ConnectTimeout, retryMin: c.listenRetry[0], retryMax: c.listenRetry[1],
 		cancel: cancel, done: make(chan struct{}),
 	}
-	go ln.run(lctx)
-	return ln
+	l.opened.Store(true)
+	go l.listener.run(lctx)
+}
+
+// current is the session's stream, nil when none was opened.
+func (l *link) current() *listener {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.listener
 }
 
 // stop ends the stream and waits for the listener's goroutine to return;

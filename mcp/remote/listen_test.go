@@ -127,26 +127,34 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// listenerOf is sess's listener, failing t when it has none.
+func listenerOf(t *testing.T, sess *Session) *listener {
+	t.Helper()
+	ln := sess.link.current()
+	if ln == nil {
+		t.Fatal("the session does not listen")
+	}
+	return ln
+}
+
 // waitListening waits until sess's server has acknowledged n listen
 // streams: the server then delivers every change to the session.
 func waitListening(t *testing.T, sess *Session, n int64) {
 	t.Helper()
-	ln := sess.link.listener
-	if ln == nil {
-		t.Fatal("the session does not listen")
-	}
+	ln := listenerOf(t, sess)
 	waitFor(t, fmt.Sprintf("%d acknowledged listen streams", n), func() bool { return ln.acked.Load() >= n })
 }
 
 // waitHeard waits until sess has acted on n list-changed notifications.
 func waitHeard(t *testing.T, sess *Session, n int64) {
 	t.Helper()
-	ln := sess.link.listener
+	ln := listenerOf(t, sess)
 	waitFor(t, fmt.Sprintf("%d list-changed notifications", n), func() bool { return ln.heard.Load() >= n })
 }
 
 // listenFixture is a session with a go-sdk server that advertises
-// listChanged and whose listen streams the test feeds.
+// listChanged, lists tools cacheable for a minute, and whose listen
+// streams the test feeds. The session has listed once, so it listens.
 func listenFixture(t *testing.T, answer http.Handler, opts ...fixtureOpt) (*server, *listenStub, *fixture, *Session) {
 	t.Helper()
 	s := newServer(t, withListChanged(), withCache(60_000, "private"))
@@ -154,7 +162,11 @@ func listenFixture(t *testing.T, answer http.Handler, opts ...fixtureOpt) (*serv
 	st := stubListen(s, answer)
 	f := newFixture(t, s, admission(s, tool("echo", "text")), opts...)
 	f.client.listenRetry = [2]time.Duration{10 * time.Millisecond, 40 * time.Millisecond}
-	return s, st, f, f.connect(t, context.Background(), runID, "echo")
+	sess := f.connect(t, context.Background(), runID, "echo")
+	if _, err := sess.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, st, f, sess
 }
 
 // TestListenInvalidates: a list-changed notification drops the server's
@@ -216,8 +228,9 @@ func TestListenInvalidates(t *testing.T) {
 // TestListenChangeDuringFetch: a list whose fetch a notification
 // overtook is used once but not cached: it may predate the change.
 func TestListenChangeDuringFetch(t *testing.T) {
-	s, st, _, sess := listenFixture(t, nil)
+	s, st, f, sess := listenFixture(t, nil)
 	ss := st.next(t)
+	f.client.InvalidateServer("echo") // the next list is fetched
 	s.mu.Lock()
 	next := s.handler
 	s.mu.Unlock()
@@ -249,8 +262,8 @@ func TestListenChangeDuringFetch(t *testing.T) {
 	if _, err := sess.Tools(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.count("tools/list"); n != 2 {
-		t.Fatalf("%d tools/list, want 2: the list fetched across the change was cached", n)
+	if n := s.count("tools/list"); n != 3 {
+		t.Fatalf("%d tools/list, want 3: the list fetched across the change was cached", n)
 	}
 }
 
@@ -258,14 +271,17 @@ func TestListenChangeDuringFetch(t *testing.T) {
 // transport at the negotiated revision, with the credential and the run's
 // trace context, asking for exactly the lists the server advertises.
 func TestListenRequest(t *testing.T) {
-	s := newServer(t, withListChanged())
+	s := newServer(t, withListChanged(), withCache(60_000, "private"))
 	s.addTool(tool("echo", "text"))
 	st := stubListen(s, nil)
 	f := newFixture(t, s, admission(s, tool("echo", "text")), withCredential("peer-key", "tok-1"), withOptions(func(o *Options) {
 		o.ClientInfo = &mcp.Implementation{Name: "host", Version: "1.2.3"}
 	}))
 	ctx := WithTraceContext(context.Background(), interop.TraceContext{TraceParent: traceparent, TraceState: "k=v"})
-	f.connect(t, ctx, runID, "echo")
+	sess := f.connect(t, ctx, runID, "echo")
+	if _, err := sess.Tools(ctx); err != nil {
+		t.Fatal(err)
+	}
 	st.next(t)
 	var listen []seen
 	for _, q := range s.requests() {
@@ -339,7 +355,7 @@ func TestListenRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, _, _, sess := listenFixture(t, answer)
 			select {
-			case <-sess.link.listener.done:
+			case <-listenerOf(t, sess).done:
 			case <-time.After(10 * time.Second):
 				t.Fatal("the listener kept going")
 			}
@@ -377,7 +393,7 @@ func TestListenRetriesTransient(t *testing.T) {
 // connect timeout and asked again.
 func TestListenNeverBlocksConnect(t *testing.T) {
 	hung := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	s := newServer(t, withListChanged())
+	s := newServer(t, withListChanged(), withCache(60_000, "private"))
 	s.addTool(tool("echo", "text"))
 	stubListen(s, hung)
 	f := newFixture(t, s, admission(s, tool("echo", "text")), withOptions(func(o *Options) { o.ConnectTimeout = 500 * time.Millisecond }))
@@ -409,7 +425,7 @@ func TestListenClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-sess.link.listener.done:
+	case <-listenerOf(t, sess).done:
 	default:
 		t.Fatal("Close returned before the listener's goroutine")
 	}
@@ -439,8 +455,8 @@ func TestListenOff(t *testing.T) {
 			s.addTool(tool("echo", "text"))
 			f := newFixture(t, s, admission(s, tool("echo", "text")), c.fo...)
 			sess := f.connect(t, context.Background(), runID, "echo")
-			if sess.link.listener != nil {
-				t.Fatal("the session listens")
+			if sess.link.plan != nil {
+				t.Fatal("the session would listen")
 			}
 			ctx := context.Background()
 			if _, err := sess.Tools(ctx); err != nil {
@@ -474,7 +490,7 @@ func TestListenOff(t *testing.T) {
 // on.
 func TestListenPanicRecovered(t *testing.T) {
 	logs := &logRecorder{}
-	s := newServer(t, withListChanged())
+	s := newServer(t, withListChanged(), withCache(60_000, "private"))
 	s.addTool(tool("echo", "text"))
 	a := admission(s, tool("echo", "text"))
 	a.Credential = CredentialRef{Name: "k"}
@@ -492,8 +508,11 @@ func TestListenPanicRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
+	if _, err := sess.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case <-sess.link.listener.done:
+	case <-listenerOf(t, sess).done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the listener did not stop")
 	}
@@ -633,6 +652,45 @@ func TestOneShotSessionsDoNotListen(t *testing.T) {
 	if n := s.count(methodListen); n != 0 {
 		t.Fatalf("%d listen requests for one-shot sessions", n)
 	}
-	f.connect(t, context.Background(), runID, "echo")
+	sess := f.connect(t, context.Background(), runID, "echo")
+	f.client.InvalidateServer("echo")
+	if _, err := sess.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	st.next(t)
+}
+
+// TestListenOnlyWhenCached: a session listens once it relies on a cached
+// list — one it put, or one another session put — and not while its
+// server's lists are uncacheable: there is nothing a change would stale.
+func TestListenOnlyWhenCached(t *testing.T) {
+	t.Run("uncacheable", func(t *testing.T) {
+		s := newServer(t, withListChanged()) // ttlMs 0
+		s.addTool(tool("echo", "text"))
+		stubListen(s, nil)
+		f := newFixture(t, s, admission(s, tool("echo", "text")))
+		sess := f.connect(t, context.Background(), runID, "echo")
+		for range 2 {
+			if _, err := sess.Call(context.Background(), CallRequest{Tool: "echo"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // a stray stream would have been asked for by now
+		if sess.link.plan == nil || sess.link.current() != nil || s.count(methodListen) != 0 {
+			t.Fatalf("server saw %q", s.methods())
+		}
+	})
+	t.Run("served from the cache", func(t *testing.T) {
+		s, st, f, _ := listenFixture(t, nil)
+		st.next(t)
+		other := f.connect(t, context.Background(), runID, "echo")
+		if other.link.current() != nil {
+			t.Fatal("listening before relying on the cache")
+		}
+		if _, err := other.Tools(context.Background()); err != nil || s.count("tools/list") != 1 {
+			t.Fatalf("server saw %q (%v)", s.methods(), err)
+		}
+		st.next(t)
+		waitListening(t, other, 1)
+	})
 }
