@@ -71,8 +71,8 @@ func WithTraceContext(ctx context.Context, tc interop.TraceContext) context.Cont
 // OpenWOP error the host renders. The caller closes the session.
 //
 // Unless Options.NoListChanges, a session whose server advertises
-// listChanged then listens for list changes until it is closed (see
-// listen.go).
+// listChanged listens for list changes from the first time it relies on
+// a cached list until it is closed (see listen.go).
 func (c *Client) Connect(ctx context.Context, runID, alias string) (*Session, error) {
 	return c.connectRun(ctx, runID, alias, !c.opts.NoListChanges)
 }
