@@ -38,7 +38,9 @@ const headerProtocolVersion = "Mcp-Protocol-Version"
 //     oversized one ends its call, and the call's fault slot (see
 //     withFaultSlot) keeps the typed cause;
 //   - an HTTP error without a JSON-RPC error in its body becomes a
-//     [*StatusError]; its body is dropped.
+//     [*StatusError]; its body is dropped;
+//   - the JSON-RPC result of a response, as received, goes to the request
+//     context's result slot, when it carries one (rawresult.go).
 type transport struct {
 	next     http.RoundTripper
 	revision string
@@ -86,7 +88,8 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (t *transport) check(ctx context.Context, resp *http.Response) (*http.Response, error) {
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if ok && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
-		resp.Body = &streamBody{ReadCloser: resp.Body, r: egress.LimitReader(resp.Body, t.maxBytes), slot: faultSlotFrom(ctx)}
+		r := teeStream(egress.LimitReader(resp.Body, t.maxBytes), resultSlotFrom(ctx))
+		resp.Body = &streamBody{ReadCloser: resp.Body, r: r, slot: faultSlotFrom(ctx)}
 		return resp, nil
 	}
 	body, err := egress.ReadAll(resp.Body, t.maxBytes)
@@ -96,6 +99,9 @@ func (t *transport) check(ctx context.Context, resp *http.Response) (*http.Respo
 	}
 	if !ok && !carriesRPCError(body) {
 		return nil, &StatusError{StatusCode: resp.StatusCode}
+	}
+	if ok {
+		resultSlotFrom(ctx).take(body)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
