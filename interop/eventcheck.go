@@ -56,16 +56,7 @@ var payloadRules = map[EventType]payloadRule{
 	EventRunFailed: {
 		members:  []string{"error", "failedNodeId", "durationMs"},
 		required: []string{"error"},
-		check: func(m map[string]json.RawMessage) error {
-			var e struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			}
-			if json.Unmarshal(m["error"], &e) != nil || e.Code == "" || e.Message == "" {
-				return errors.New("error must be an object with a non-empty code and message")
-			}
-			return nil
-		},
+		check:    eventError,
 	},
 	EventRunCancelled: {
 		members: []string{"reason", "cancelledBy", "durationMs", "parentRunId"},
@@ -75,6 +66,26 @@ var payloadRules = map[EventType]payloadRule{
 		members:  []string{"nodeId", "interruptId", "kind", "reason", "key"},
 		required: []string{"nodeId", "interruptId"},
 		check:    interruptPayload,
+	},
+	EventNodeCompleted: {
+		members:  []string{"nodeId", "outputs", "durationMs"},
+		required: []string{"nodeId"},
+		check: func(m map[string]json.RawMessage) error {
+			if err := grammar(m, "nodeId", authorIDGrammar); err != nil {
+				return err
+			}
+			return object(m, "outputs", false)
+		},
+	},
+	EventNodeFailed: {
+		members:  []string{"nodeId", "error", "attempts"},
+		required: []string{"nodeId", "error"},
+		check: func(m map[string]json.RawMessage) error {
+			if err := grammar(m, "nodeId", authorIDGrammar); err != nil {
+				return err
+			}
+			return eventError(m)
+		},
 	},
 	EventInterruptResolved: {
 		members:  []string{"nodeId", "interruptId", "kind", "reason", "resumeValue", "resolvedBy", "decision", "action", "refineFeedback", "editedArtifactData"},
@@ -169,6 +180,19 @@ func interruptPayload(m map[string]json.RawMessage) error {
 	}
 	return oneOf(m, "kind", "approval", "clarification", "external-event", "custom",
 		"conversation.start", "conversation.exchange", "conversation.close", "low-confidence", "credential")
+}
+
+// eventError checks the error member of run.failed and node.failed
+// ($defs._errorObject): an object with a non-empty code and message.
+func eventError(m map[string]json.RawMessage) error {
+	var e struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(m["error"], &e) != nil || e.Code == "" || e.Message == "" {
+		return errors.New("error must be an object with a non-empty code and message")
+	}
+	return nil
 }
 
 // grammar checks that member k, when present, is a string in g.

@@ -150,6 +150,8 @@ const (
 	EventRunFailed          EventType = "run.failed"         // payload [RunFailed]
 	EventRunCancelled       EventType = "run.cancelled"      // payload [RunCancelled]
 	EventNegotiationDecided EventType = "negotiation.decided"
+	EventNodeCompleted      EventType = "node.completed" // payload [NodeCompleted]
+	EventNodeFailed         EventType = "node.failed"    // payload [NodeFailed]
 )
 
 // SchemaVersion is the RunEventDoc schemaVersion of the payload shapes in
@@ -278,6 +280,21 @@ type NodeSuspended struct {
 	InterruptID string        `json:"interruptId"`
 	Kind        InterruptKind `json:"kind,omitempty"`
 	Key         string        `json:"key,omitempty"`
+}
+
+// NodeCompleted is the payload of node.completed: the node that completed
+// and its outputs, a JSON object (run-event-payloads.schema.json
+// $defs.nodeCompleted).
+type NodeCompleted struct {
+	NodeID  string          `json:"nodeId"`
+	Outputs json.RawMessage `json:"outputs,omitempty"`
+}
+
+// NodeFailed is the payload of node.failed: the node and its terminal
+// error (run-event-payloads.schema.json $defs.nodeFailed).
+type NodeFailed struct {
+	NodeID string     `json:"nodeId"`
+	Error  EventError `json:"error"`
 }
 
 // InterruptResolved is the payload of interrupt.resolved. Reason (1–64

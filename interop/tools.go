@@ -111,6 +111,12 @@ type ToolResult struct {
 	// Structured is the result's structuredContent; absent when the
 	// server sent none.
 	Structured json.RawMessage `json:"structuredContent,omitempty"`
+	// Raw is the server's JSON-RPC result for the call exactly as it was
+	// received — content, structuredContent, isError and _meta unaltered
+	// (OpenWOP RFC 0204: ctx.mcp.callTool resolves with the server's
+	// result); empty when the implementation did not capture it. It is
+	// the server's untrusted content; the fields above are its projection.
+	Raw json.RawMessage `json:"-"`
 }
 
 // ToolContent is one content block of a [ToolResult] (MCP 2026-07-28

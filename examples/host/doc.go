@@ -71,18 +71,29 @@
 // negotiation recorded as a host event of no tenant) and pins every tool it
 // lists by its current digest (remote.ToolDigest, logged with the alias);
 // a tool that changes afterwards is refused until the host restarts and
-// admits it again (admission-boundaries §18.3), and a server that cannot
-// be reviewed stops the start. The workflow conformance-mcp-client, inputs
-// {"method":"callTool","serverId": alias,"name","arguments"?}, calls one
-// tool of such a server on behalf of its run (memstore's
-// RunContext.CallTool over the client's interop.ToolCaller): one
-// negotiation.decided on the run's log, each input request of the server
-// a clarification interrupt of the run answered only by a user, the run's
-// outputs {"result": interop.ToolResult} — a tool's own failure included —
-// and an unknown serverId failing it not_found. Because every tenant has
-// that workflow, the mcp record claims client: true (OpenWOP RFC 0204) and
-// discovery's fixtures[] lists it. -mcp-server servers are sent no
-// credential; -peer-allow lets local ones be reached.
+// admits it again (admission-boundaries §18.3). A server the guard refuses
+// stops the start; one where nothing answers at start is admitted without
+// tools (logged): its health reads unreachable and a call is refused. The
+// suite's operator contract binds conformance to its fake server and
+// conformance.down to an address nothing answers. The workflow
+// conformance-mcp-client (OpenWOP RFC 0204, ctx.mcp), inputs
+// {"method","serverId": alias, …}, runs one node, mcp-client, on behalf of
+// its run — node.completed {nodeId, outputs: {"result": …}} or node.failed
+// {nodeId, error} on the run's log, the run's outputs the node's:
+// callTool ("name", "arguments"?) calls one admitted tool (memstore's
+// RunContext.CallTool over the client's interop.ToolCaller; each input
+// request of the server a clarification interrupt of the run answered
+// only by a user) and its result is the server's tools/call result
+// unaltered, isError included; listTools ("cursor"?) is one tools/list
+// page as the server sent it — discovery, returned as observed, while a
+// call is still checked against the admission; serverHealth is
+// {"state":"reachable","discover": the server/discover result as sent},
+// {"state":"unreachable"} or {"state":"incompatible"}. One
+// negotiation.decided goes on the run's log for each exchange, and an
+// unknown serverId fails the node and the run not_found. Because every
+// tenant has that workflow, the mcp record claims client: true (OpenWOP
+// RFC 0204) and discovery's fixtures[] lists it. -mcp-server servers are
+// sent no credential; -peer-allow lets local ones be reached.
 //
 // -card-signing-key names a file holding a private key — a JWK, or PEM
 // (PKCS #8, SEC 1 or PKCS #1; e.g. openssl genpkey -algorithm ed25519) —

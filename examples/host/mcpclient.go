@@ -114,6 +114,13 @@ func (s *server) startMCPClient(cfg config, client *remote.Client) (*toolCalls, 
 	tc := &toolCalls{client: client, servers: cfg.MCPServers, seamOps: newSeamCalls[*mcpSeamCall]()}
 	for _, spec := range cfg.MCPServers {
 		a, err := tc.review(spec)
+		if unanswered(err) {
+			// A server down at start is still the operator's binding: it is
+			// admitted without tools, so its health reads unreachable and
+			// a call is refused until the host restarts and reviews it.
+			s.log.Warn("remote MCP server not reviewed: nothing answered; admitted without tools", "server", spec.Alias)
+			a, err = remote.Admission{Alias: spec.Alias, Endpoint: spec.Endpoint}, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("-mcp-server %s: %s", spec.Alias, remote.ProjectError("", err).Message)
 		}
@@ -155,6 +162,14 @@ func (tc *toolCalls) review(spec mcpServerSpec) (remote.Admission, error) {
 	return a, nil
 }
 
+// unanswered reports a review that failed because nothing answered
+// server/discover (a server down at start): an exchange error that is not
+// the egress guard's refusal nor a server's answer.
+func unanswered(err error) bool {
+	var ee *remote.ExchangeError
+	return errors.As(err, &ee) && !errors.Is(err, egress.ErrRefused)
+}
+
 // pinAll admits every listed tool with its digest.
 func pinAll(listed []remote.ListedTool) []remote.AdmittedTool {
 	var out []remote.AdmittedTool
@@ -171,39 +186,75 @@ func pinAll(listed []remote.ListedTool) []remote.AdmittedTool {
 // whenever the host exposes its MCP client.
 const mcpClientWorkflowID = "conformance-mcp-client"
 
+// The methods of conformance-mcp-client (OpenWOP RFC 0204, host-services.md
+// §mcp: ctx.mcp).
+const (
+	methodCallTool     = "callTool"
+	methodListTools    = "listTools"
+	methodServerHealth = "serverHealth"
+)
+
+// mcpClientNodeID is the node whose end the run's log records: node.completed
+// with the result as outputs.result, or node.failed with the error.
+const mcpClientNodeID = "mcp-client"
+
 // mcpClientInputs are conformance-mcp-client's inputs.
 type mcpClientInputs struct {
 	Method    string          `json:"method"`
 	ServerID  string          `json:"serverId"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	Cursor    *string         `json:"cursor"`
 }
 
-// mcpClientOutputs are its outputs: the tool's result as the run takes
-// it (interop.ToolResult).
+// mcpClientOutputs are its outputs: the result as the server sent it.
 type mcpClientOutputs struct {
-	Result interop.ToolResult `json:"result"`
+	Result json.RawMessage `json:"result"`
 }
 
-// clientWorkflow is conformance-mcp-client: one callTool on the server the
-// inputs name (an -mcp-server alias, never a URL) through the host's MCP
-// client, on behalf of the run. The server's input requests become
-// clarification interrupts of the run (memstore's RunContext.CallTool),
-// answered only by a user. The run completes with the tool's result —
-// isError included: a tool's failure is a result — and fails with the
-// projected error otherwise; an unknown serverId fails it not_found.
+// serverHealth is a health check's result: reachable with the server's
+// server/discover result as received when the host negotiated a revision
+// with it; unreachable when nothing answered; incompatible when it
+// answered without a revision the host accepts. The states name what the
+// host observed, never a connection (the client holds none between
+// calls).
+type serverHealth struct {
+	State    string          `json:"state"`
+	Discover json.RawMessage `json:"discover,omitempty"`
+}
+
+// clientWorkflow is conformance-mcp-client, the OpenWOP suite's ctx.mcp
+// fixture (RFC 0204), on the server the inputs name (an -mcp-server alias,
+// never a URL), through the host's MCP client on behalf of the run, as
+// the node mcp-client:
+//
+//   - callTool calls one admitted tool; the server's input requests become
+//     clarification interrupts of the run (memstore's RunContext.CallTool),
+//     answered only by a user; the result is the server's tools/call
+//     result unaltered — isError included: a tool's failure is a result;
+//   - listTools returns one tools/list page as the server sent it (the
+//     cursor given, if any, sent as is): discovery, returned as observed —
+//     a call is still checked against the admission;
+//   - serverHealth negotiates afresh and reports serverHealth; it
+//     completes either way.
+//
+// An unknown serverId fails the node and the run not_found; any other
+// failure with the projected error.
 func (tc *toolCalls) clientWorkflow() memstore.WorkflowDef {
 	schema := `{"type":"object","properties":{` +
-		`"method":{"enum":["callTool"],"description":"The MCP client method: callTool."},` +
+		`"method":{"enum":["callTool","listTools","serverHealth"],"description":"The MCP client method (ctx.mcp)."},` +
 		`"serverId":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,64}$","description":"The admitted MCP server: an -mcp-server alias, never a URL."},` +
-		`"name":{"type":"string","minLength":1,"description":"The admitted tool to call."},` +
-		`"arguments":{"type":"object","description":"The tool's arguments."}},` +
-		`"required":["method","serverId","name"],"additionalProperties":false}`
+		`"name":{"type":"string","minLength":1,"description":"callTool: the admitted tool to call."},` +
+		`"arguments":{"type":"object","description":"callTool: the tool's arguments."},` +
+		`"cursor":{"type":"string","description":"listTools: the page to read, a nextCursor the server gave."}},` +
+		`"required":["method","serverId"],` +
+		`"if":{"properties":{"method":{"const":"callTool"}}},"then":{"required":["name"]},` +
+		`"additionalProperties":false}`
 	return memstore.WorkflowDef{
 		Workflow: interop.Workflow{
 			ID:          mcpClientWorkflowID,
-			Name:        "Call a remote MCP tool",
-			Description: "Calls one tool of an MCP server the host admitted and completes with the tool's result.",
+			Name:        "Use a remote MCP server",
+			Description: "Calls a tool of, lists the tools of, or checks the health of an MCP server the host admitted, and completes with what the server answered.",
 			InputSchema: json.RawMessage(schema),
 			Tags:        []string{"mcp", "conformance"},
 		},
@@ -217,18 +268,74 @@ func (tc *toolCalls) runClient(ctx context.Context, rc *memstore.RunContext) (js
 	if err := json.Unmarshal(rc.Inputs(), &in); err != nil { // validated against the schema
 		return nil, memstore.Fault("the run's inputs could not be read")
 	}
+	return rc.Node(mcpClientNodeID, func() (json.RawMessage, error) {
+		var result json.RawMessage
+		var err error
+		switch in.Method {
+		case methodListTools:
+			result, err = tc.listPage(ctx, rc, in)
+		case methodServerHealth:
+			result, err = tc.health(ctx, rc, in.ServerID)
+		default:
+			result, err = tc.callTool(ctx, rc, in)
+		}
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err() // the run is being cancelled
+		case errors.Is(err, remote.ErrUnknownServer):
+			// OpenWOP RFC 0204: a server the host has no binding for
+			// rejects not_found.
+			return nil, memstore.FailWith(codeNotFound, "no MCP server is admitted under that serverId")
+		case err != nil:
+			return nil, failMCP(rc.RunID(), err)
+		}
+		return json.Marshal(mcpClientOutputs{Result: result})
+	})
+}
+
+// callTool is the server's result of one tools/call, unaltered.
+func (tc *toolCalls) callTool(ctx context.Context, rc *memstore.RunContext, in mcpClientInputs) (json.RawMessage, error) {
 	res, err := rc.CallTool(ctx, in.ServerID, in.Name, in.Arguments)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err() // the run is being cancelled
-	case errors.Is(err, remote.ErrUnknownServer):
-		// OpenWOP RFC 0204: a call to a server the host has no binding for
-		// rejects not_found.
-		return nil, memstore.FailWith(codeNotFound, "no MCP server is admitted under that serverId")
-	case err != nil:
-		return nil, failMCP(rc.RunID(), err)
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(mcpClientOutputs{Result: res})
+	if len(res.Raw) == 0 {
+		return nil, memstore.Fault("the MCP server's result was not captured")
+	}
+	return res.Raw, nil
+}
+
+// listPage is one tools/list page as the server sent it.
+func (tc *toolCalls) listPage(ctx context.Context, rc *memstore.RunContext, in mcpClientInputs) (json.RawMessage, error) {
+	s, err := tc.client.Connect(remote.WithTraceContext(ctx, rc.Trace()), rc.RunID(), in.ServerID)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	cursor := ""
+	if in.Cursor != nil {
+		cursor = *in.Cursor
+	}
+	return s.ListPage(remote.WithTraceContext(ctx, rc.Trace()), cursor)
+}
+
+// health negotiates with the server and reports what it observed.
+func (tc *toolCalls) health(ctx context.Context, rc *memstore.RunContext, alias string) (json.RawMessage, error) {
+	s, err := tc.client.Connect(remote.WithTraceContext(ctx, rc.Trace()), rc.RunID(), alias)
+	var h serverHealth
+	var refused *remote.NegotiationError
+	switch {
+	case errors.Is(err, remote.ErrUnknownServer), err != nil && ctx.Err() != nil:
+		return nil, err
+	case errors.As(err, &refused):
+		h.State = "incompatible"
+	case err != nil:
+		h.State = "unreachable"
+	default:
+		h.State, h.Discover = "reachable", s.Discovered()
+		_ = s.Close()
+	}
+	return json.Marshal(h)
 }
 
 // failMCP fails the run with the OpenWOP error an MCP client error

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/wopinterop/wopinterop/internal/mcppeers"
-	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp/remote"
 )
@@ -32,9 +31,31 @@ func (h *testHost) mcpClientRun(inputs string) string {
 	return h.start(acmeKey, mcpClientWorkflowID, inputs).RunID
 }
 
-// toolOutputs are conformance-mcp-client's decoded outputs.
+// toolOutputs are conformance-mcp-client's decoded outputs: the server's
+// tools/call result.
 type toolOutputs struct {
-	Result interop.ToolResult `json:"result"`
+	Result callResult `json:"result"`
+}
+
+// callResult is the part of a CallToolResult these tests read.
+type callResult struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Structured json.RawMessage `json:"structuredContent"`
+}
+
+// Text is the result's text blocks, joined by newlines.
+func (r callResult) Text() string {
+	var out []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			out = append(out, c.Text)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // completedCall waits for a conformance-mcp-client run to complete, checks
@@ -50,14 +71,14 @@ func (h *testHost) completedCall(runID string, p *mcppeers.Server) toolOutputs {
 		h.t.Fatalf("run ends with %s %s", last.Type, last.Payload)
 	}
 	snap := decode[snapshot](h.t, h.get(projected(runID), acmeKey))
-	var out toolOutputs
-	dec := json.NewDecoder(bytes.NewReader(snap.Outputs))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		h.t.Fatalf("outputs %s: %v", snap.Outputs, err)
+	var raw struct {
+		Result json.RawMessage `json:"result"`
 	}
-	if !strings.HasPrefix(out.Result.AttemptID, "att_") {
-		h.t.Fatalf("outputs %s", snap.Outputs)
+	dec := json.NewDecoder(bytes.NewReader(snap.Outputs))
+	dec.DisallowUnknownFields() // outputs hold the result and nothing else
+	var out toolOutputs
+	if err := dec.Decode(&raw); err != nil || json.Unmarshal(raw.Result, &out.Result) != nil {
+		h.t.Fatalf("outputs %s: %v", snap.Outputs, err)
 	}
 	return out
 }
@@ -144,7 +165,8 @@ func TestMCPClientWorkflow(t *testing.T) {
 	})
 	t.Run("bad inputs", func(t *testing.T) {
 		h.t = t
-		for _, inputs := range []string{`{"method":"listTools","serverId":"tools","name":"echo"}`, `{"method":"callTool","serverId":"tools"}`,
+		for _, inputs := range []string{`{"method":"readResource","serverId":"tools","name":"echo"}`, `{"method":"callTool","serverId":"tools"}`,
+			`{"method":"listTools","serverId":"tools","cursor":7}`, `{"method":"serverHealth"}`,
 			`{"method":"callTool","serverId":"tools","name":"echo","arguments":[1]}`, `{"method":"callTool","serverId":"` + p.URL + `","name":"echo"}`} {
 			r := h.post("/runs", acmeKey, `{"workflowId":"`+mcpClientWorkflowID+`","inputs":`+inputs+`}`)
 			wantError(t, r, http.StatusBadRequest, codeValidation)

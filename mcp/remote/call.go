@@ -95,6 +95,12 @@ type CallOutcome struct {
 	// Result is the tool's result as the run takes it; set when the server
 	// answered with a final result.
 	Result *Result
+	// Raw is that final result exactly as the server sent it — the
+	// JSON-RPC result of the last tools/call response: content,
+	// structuredContent, isError and _meta unaltered (OpenWOP RFC 0204,
+	// ctx.mcp.callTool). Set with Result on a session Connect made; it is
+	// the server's untrusted content, and Result is its projection.
+	Raw json.RawMessage
 	// Reconciliation is what is known of the attempt's effect when it
 	// ended without a result, or with an error result; "" for a success.
 	Reconciliation outbound.Reconciliation
@@ -190,12 +196,14 @@ type call struct {
 	attemptID string
 	maxRounds int
 	loss      lossTracker
+	raw       *resultSlot // the result of the request last sent
 }
 
 // errTimeoutCause marks the deadline Call set itself.
 var errTimeoutCause = errors.New("remote: Limits.Timeout passed")
 
 func (c *call) run(ctx context.Context) (*CallOutcome, error) {
+	ctx, c.raw = withResultSlot(ctx)
 	dctx, stop := context.WithTimeoutCause(ctx, c.limits.Timeout, errTimeoutCause)
 	defer stop()
 	out := &CallOutcome{AttemptID: c.attemptID}
@@ -268,6 +276,7 @@ func (c *call) params(responses mcp.InputResponseMap, state requestState) *mcp.C
 // stops waiting at the deadline, and the request stays open until the
 // server answers or ctx ends.
 func (c *call) send(ctx, dctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	c.raw.reset()
 	if !c.limits.NoCancelOnTimeout {
 		return c.s.call.CallTool(dctx, p)
 	}
@@ -306,6 +315,7 @@ func (c *call) settled(ctx context.Context, out *CallOutcome, res *mcp.CallToolR
 		return out, ErrUnexpectedResult
 	}
 	out.Result = c.loss.project(res)
+	out.Raw = c.raw.get()
 	if res.IsError {
 		// The tool ran and failed: whatever it did stands.
 		out.Reconciliation = outbound.FailedPossibleEffect

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -116,6 +117,7 @@ func (c *Client) connect(ctx context.Context, scope negotiate.Scope, a Admission
 		}
 	}
 	dctx, slot := withFaultSlot(ctx)
+	dctx, discovered := withResultSlot(dctx)
 	l, connectErr := c.open(dctx, &a, asked, auth)
 	offers, legacy, err := l.tap.outcome()
 	if err != nil {
@@ -161,7 +163,17 @@ func (c *Client) connect(ctx context.Context, scope negotiate.Scope, a Admission
 		call:      &sessionCaller{cs: l.cs, alias: alias},
 		deps:      &sessionDeps{events: c.events, now: c.opts.Now, log: c.log},
 		link:      l,
+		// The last result of the connection's exchanges: server/discover
+		// (a legacy server's initialize is not a discover result).
+		discovered: discoveredResult(legacy, discovered),
 	}, nil
+}
+
+func discoveredResult(legacy bool, slot *resultSlot) json.RawMessage {
+	if legacy {
+		return nil
+	}
+	return slot.get()
 }
 
 // settle records d under scope (on the run's log) and returns nil when it

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -47,6 +48,39 @@ func (s *Session) Listed(ctx context.Context) ([]ListedTool, error) {
 		out = append(out, ListedTool{Tool: &t, Digest: it.digest})
 	}
 	return out, nil
+}
+
+// ListPage sends one tools/list — with cursor, "" for the first page —
+// and returns the server's ListToolsResult exactly as it was received:
+// its tools (outputSchema and annotations included), nextCursor, ttlMs
+// and cacheScope, not merged with any other page (OpenWOP RFC 0204,
+// ctx.mcp.listTools). It is discovery, returned as observed: nothing in it
+// is callable on its own, since a call is still checked against the
+// admission (admission-boundaries §18.3). The page is always fetched,
+// never served from nor put in the client's list cache, whose entries are
+// whole lists. An interim result (input_required) is a [*ListError]; a
+// failed exchange is an [*ExchangeError] or a [*PeerError], as from
+// [Session.Tools]. The page is the server's untrusted content.
+func (s *Session) ListPage(ctx context.Context, cursor string) (json.RawMessage, error) {
+	if s.link == nil || s.link.cs == nil {
+		return nil, &CallError{Field: "session", Reason: "not connected"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Admission.Limits.withDefaults().Timeout)
+	defer cancel()
+	ctx, hints := withListHints(ctx)
+	ctx, slot := withFaultSlot(ctx)
+	ctx, page := withResultSlot(ctx)
+	if _, err := s.link.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
+		return nil, slot.attach(exchangeError(s.Admission.Alias, methodListTools, err))
+	}
+	if hints.inputRequired {
+		return nil, &ListError{Alias: s.Admission.Alias, Method: methodListTools, Problem: "the server asked for input to complete the list", InputRequired: true}
+	}
+	raw := page.get()
+	if raw == nil {
+		return nil, exchangeError(s.Admission.Alias, methodListTools, errors.New("remote: the tools/list result was not received"))
+	}
+	return raw, nil
 }
 
 // AdmitTools replaces the tools this session's admission admits: the

@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -42,7 +44,17 @@ type Session struct {
 	// unlisted is the one tool admitted by name on this session, for a
 	// server that declares no tools (AdmitUnlisted); "" for none.
 	unlisted string
+	// discovered is the server's server/discover result as received;
+	// nil for a server without server/discover.
+	discovered json.RawMessage
 }
+
+// Discovered returns the server's server/discover result exactly as it
+// was received when the session was negotiated (MCP 2026-07-28
+// §server/discover) — what a health check reports (OpenWOP RFC 0204,
+// ctx.mcp.serverHealth); nil for a server of an earlier revision, which
+// has no server/discover. It is the server's untrusted content.
+func (s *Session) Discovered() json.RawMessage { return bytes.Clone(s.discovered) }
 
 // sessionDeps are the collaborators a Session shares with the Client that
 // made it.

@@ -23,7 +23,7 @@ import (
 //     Input nothing is declared and a server that needs input refuses the
 //     call;
 //   - a tool that ran answers with its result, IsError included, and no
-//     error;
+//     error; the result's Raw is the server's result as received;
 //   - every other end — a refused alias, tool or revision, the round
 //     ceiling, an unanswered round, a timeout, a lost connection — is the
 //     *outbound.Error [ProjectError] makes of it for the run (its cause
@@ -96,7 +96,7 @@ func askEach(ask func(context.Context, interop.ToolInputRequest) (interop.ToolIn
 func toolResult(out *CallOutcome) interop.ToolResult {
 	r := out.Result
 	res := interop.ToolResult{AttemptID: out.AttemptID, IsError: r.IsError, Structured: r.Structured,
-		Content: make([]interop.ToolContent, len(r.Content))}
+		Content: make([]interop.ToolContent, len(r.Content)), Raw: out.Raw}
 	for i, c := range r.Content {
 		res.Content[i] = interop.ToolContent(c)
 	}

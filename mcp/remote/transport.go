@@ -40,7 +40,9 @@ const headerProtocolVersion = "Mcp-Protocol-Version"
 //     stream, which lasts as long as its session, is bounded event by
 //     event by its reader instead;
 //   - an HTTP error without a JSON-RPC error in its body becomes a
-//     [*StatusError]; its body is dropped.
+//     [*StatusError]; its body is dropped;
+//   - the JSON-RPC result of a response, as received, goes to the request
+//     context's result slot, when it carries one (rawresult.go).
 type transport struct {
 	next     http.RoundTripper
 	revision string
@@ -93,7 +95,8 @@ func (t *transport) check(ctx context.Context, resp *http.Response) (*http.Respo
 			// its reader bounds each event instead (listen.go).
 			return resp, nil
 		}
-		resp.Body = &streamBody{ReadCloser: resp.Body, r: egress.LimitReader(resp.Body, t.maxBytes), slot: faultSlotFrom(ctx)}
+		r := teeStream(egress.LimitReader(resp.Body, t.maxBytes), resultSlotFrom(ctx))
+		resp.Body = &streamBody{ReadCloser: resp.Body, r: r, slot: faultSlotFrom(ctx)}
 		return resp, nil
 	}
 	body, err := egress.ReadAll(resp.Body, t.maxBytes)
@@ -103,6 +106,9 @@ func (t *transport) check(ctx context.Context, resp *http.Response) (*http.Respo
 	}
 	if !ok && !carriesRPCError(body) {
 		return nil, &StatusError{StatusCode: resp.StatusCode}
+	}
+	if ok {
+		resultSlotFrom(ctx).take(body)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
