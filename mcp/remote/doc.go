@@ -89,4 +89,11 @@
 // interop.ToolCaller, what a host hands its workflows (OpenWOP RFC 0204):
 // one Connect and one Call per tool call, input requests answered through
 // the call's own decision, the result in the contract's terms.
+//
+// Where a host must hand a workflow the server's answer as sent (OpenWOP
+// host-services.md §mcp, RFC 0204: ctx.mcp resolves to the MCP result
+// unaltered), the projection is not the only view: [CallOutcome].Raw is the
+// final tools/call result byte for byte, [Session.ListPage] one tools/list
+// page as listed (discovery, never permission: calls stay admission-checked),
+// and [Session.Discovered] the server/discover result.
 package remote
