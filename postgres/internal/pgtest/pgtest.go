@@ -84,15 +84,22 @@ func cluster(t testing.TB) *Cluster {
 	process.once.Do(func() {
 		process.cluster, process.err = Start()
 	})
-	switch {
-	case process.err == nil:
+	if process.err == nil {
 		return process.cluster
-	case errors.Is(process.err, ErrNoBinaries) && !Required():
-		t.Skipf("%v; set %s=1 to fail instead", process.err, RequireEnv)
-	default:
-		t.Fatalf("%v", process.err)
 	}
+	if skip(process.err, Required()) {
+		t.Skipf("%v; set %s=1 to fail instead", process.err, RequireEnv)
+	}
+	t.Fatalf("%v", process.err)
 	return nil
+}
+
+// skip decides what a test does when no cluster could start: skip when
+// PostgreSQL is simply not installed and not required; fail otherwise — an
+// installed server that does not start is a broken setup, not an absent
+// one.
+func skip(err error, required bool) bool {
+	return errors.Is(err, ErrNoBinaries) && !required
 }
 
 // NewDSN creates a fresh, empty database for t on the process's cluster and
