@@ -208,6 +208,9 @@ func (d agentDoc) agent() interop.Agent {
 // decodeMessages reads a run's messages column; an empty array is nil, as
 // on a run that never exchanged one.
 func decodeMessages(data []byte) ([]interop.Message, error) {
+	if isEmptyArray(data) {
+		return nil, nil
+	}
 	var docs []messageDoc
 	if err := decode(data, &docs); err != nil {
 		return nil, err
@@ -223,6 +226,9 @@ func decodeMessages(data []byte) ([]interop.Message, error) {
 }
 
 func decodeArtifacts(data []byte) ([]interop.Artifact, error) {
+	if isEmptyArray(data) {
+		return nil, nil
+	}
 	var docs []artifactDoc
 	if err := decode(data, &docs); err != nil {
 		return nil, err
@@ -254,3 +260,7 @@ func decodeInterrupts(data []byte) ([]interop.Interrupt, error) {
 	}
 	return out, nil
 }
+
+// isEmptyArray spots the common "[]" of a run without messages or
+// artifacts, which needs no decoding.
+func isEmptyArray(data []byte) bool { return len(data) == 2 && data[0] == '[' && data[1] == ']' }
