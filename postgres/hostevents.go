@@ -137,7 +137,9 @@ func (s *Store) SubscribeHostEvents(ctx context.Context, tenant, workspace, last
 		if stop() {
 			w.leave()
 		}
-		s.logBackground("starting a host event subscription failed", err)
+		if ctx.Err() == nil {
+			s.logBackground("starting a host event subscription failed", err)
+		}
 		return func(func(interop.HostEvent) bool) {}
 	}
 	var used atomic.Bool

@@ -533,3 +533,32 @@ func TestPollingAcrossReplicas(t *testing.T) {
 	}
 	waitStatus(t, other, sub, long.ID, interop.StatusCancelled)
 }
+
+// TestEventTimesNeverGoBack: a run's status times are its events' times,
+// and a replica whose clock lags another's still appends no event earlier
+// than the one before it.
+func TestEventTimesNeverGoBack(t *testing.T) {
+	pool := migratedPool(t)
+	ahead := newManualClock()
+	behind := func() time.Time { return ahead.Now().Add(-time.Hour) }
+	a, b := openStore(t, pool, WithClock(ahead.Now)), openStore(t, pool, WithClock(behind))
+	sub := alice()
+	run := mustCreate(t, a, sub, interop.CreateRunRequest{WorkflowID: FixtureApproval})
+	suspended := waitStatus(t, a, sub, run.ID, interop.StatusWaitingApproval)
+	in, _ := suspended.OpenInterrupt()
+	if _, err := b.ResolveInterrupt(testCtx(t), sub, interop.ResolveRequest{
+		RunID: run.ID, InterruptID: in.ID, Value: json.RawMessage(`{"action":"accept"}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	done := waitStatus(t, a, sub, run.ID, interop.StatusCompleted)
+	evs := events(t, b, sub, run.ID)
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Timestamp.Before(evs[i-1].Timestamp) {
+			t.Errorf("event %d (%s) at %v is before event %d at %v", i, evs[i].Type, evs[i].Timestamp, i-1, evs[i-1].Timestamp)
+		}
+	}
+	if !evs[0].Timestamp.Equal(done.CreatedAt) || !evs[len(evs)-1].Timestamp.Equal(done.StatusAt) {
+		t.Errorf("run created %v, status at %v; run.started at %v, run.completed at %v: want equal", done.CreatedAt, done.StatusAt, evs[0].Timestamp, evs[len(evs)-1].Timestamp)
+	}
+}

@@ -135,15 +135,18 @@ func lockReadable(ctx context.Context, tx pgx.Tx, sub interop.Subject, runID str
 }
 
 // appendEvent completes ev as a RunEventDoc — a fresh eventId, the run id,
-// the next sequence, a timestamp no earlier than the run's previous event,
-// the schema version when unset — appends it to the locked run's log with
+// the next sequence, a timestamp (now, unless the caller set one) no
+// earlier than the run's previous event, the schema version when unset —
+// appends it to the locked run's log with
 // the run now at status (its status time moves only when the status
 // changes), and queues the notification that wakes readers at commit.
 func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, lr *lockedRun, ev interop.RunEvent, status interop.RunStatus) (interop.RunEvent, error) {
 	ev.EventID = "evt-" + isolation.NewOpaque()
 	ev.RunID = lr.id
 	ev.Sequence = lr.lastSeq + 1
-	ev.Timestamp = s.now()
+	if ev.Timestamp.IsZero() {
+		ev.Timestamp = s.now()
+	}
 	if ev.Timestamp.Before(lr.lastEventAt) {
 		ev.Timestamp = lr.lastEventAt.UTC()
 	}
@@ -284,6 +287,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 		lr := &lockedRun{id: id, tenant: sub.Tenant, workspace: sub.Workspace, status: interop.StatusRunning,
 			lastSeq: -1, lastEventAt: at, leaseOwner: s.owner, leaseEpoch: 1}
 		ev := s.lifecycleEvent(interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport})
+		ev.Timestamp = at // the run's creation and status time
 		if _, err := s.appendEvent(ctx, tx, lr, ev, interop.StatusRunning); err != nil {
 			return err
 		}
