@@ -23,7 +23,9 @@
 // interrupts, messages and artifacts live in the database; workflow code
 // lives in the process, registered per tenant like the embedded
 // memstore's ([WorkflowDef], [WorkflowFunc], [RunContext]), and every
-// replica registers the same workflows.
+// replica registers the same workflows. The agent inventory
+// ([Store.AddAgent]) and host events are in the database too, so every
+// replica answers alike.
 //
 //   - Any replica serves any call. GetRun, ListRuns, WatchRun, CancelRun and
 //     ResolveInterrupt work on every replica, whichever one started the

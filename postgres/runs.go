@@ -105,11 +105,22 @@ type lockedRun struct {
 
 // lockRun locks runID's row; it returns nil when there is no such run.
 func lockRun(ctx context.Context, tx pgx.Tx, runID string) (*lockedRun, error) {
-	lr := &lockedRun{id: runID}
+	return lockWhere(ctx, tx, `id = $1`, runID)
+}
+
+// lockReadable is lockRun for a Subject: it finds and locks only a run the
+// Subject may read, starting from the Subject's tenant, so a foreign
+// caller never even waits on another tenant's run. Any other run is nil.
+func lockReadable(ctx context.Context, tx pgx.Tx, sub interop.Subject, runID string) (*lockedRun, error) {
+	return lockWhere(ctx, tx, `id = $1 AND tenant = $2 AND ($3 = '' OR workspace = $3)`, runID, sub.Tenant, sub.Workspace)
+}
+
+func lockWhere(ctx context.Context, tx pgx.Tx, where string, args ...any) (*lockedRun, error) {
+	lr := &lockedRun{id: args[0].(string)}
 	var status string
 	err := tx.QueryRow(ctx, `SELECT tenant, workspace, status, cancel_reason, last_sequence, last_event_at,
 			coalesce(lease_owner, ''), lease_epoch, effects
-		FROM wopinterop_runs WHERE id = $1 FOR UPDATE`, runID).
+		FROM wopinterop_runs WHERE `+where+` FOR UPDATE`, args...).
 		Scan(&lr.tenant, &lr.workspace, &status, &lr.cancelReason, &lr.lastSeq, &lr.lastEventAt,
 			&lr.leaseOwner, &lr.leaseEpoch, &lr.effects)
 	switch {
@@ -119,18 +130,6 @@ func lockRun(ctx context.Context, tx pgx.Tx, runID string) (*lockedRun, error) {
 		return nil, fmt.Errorf("postgres: lock run: %w", err)
 	}
 	lr.status = interop.RunStatus(status)
-	return lr, nil
-}
-
-// lockReadable is lockRun for a Subject: a run it may not read is nil.
-func lockReadable(ctx context.Context, tx pgx.Tx, sub interop.Subject, runID string) (*lockedRun, error) {
-	lr, err := lockRun(ctx, tx, runID)
-	if err != nil || lr == nil {
-		return nil, err
-	}
-	if lr.tenant != sub.Tenant || sub.Workspace != "" && lr.workspace != sub.Workspace {
-		return nil, nil
-	}
 	return lr, nil
 }
 
