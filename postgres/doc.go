@@ -1,0 +1,78 @@
+// Package postgres keeps the state a replicated wopinterop host shares in
+// PostgreSQL, on github.com/jackc/pgx/v5. It is its own Go module, so the
+// core module never inherits a database driver.
+//
+// # Schema
+//
+// The schema is a sequence of numbered SQL migrations embedded in the
+// module (migrations/NNNN_name.sql). Nothing here changes it implicitly:
+// a host applies them with [Migrate] when it starts (the example host's
+// -postgres flag does), and [New] refuses a database that is behind
+// ([ErrSchemaBehind]). Migrate is versioned (the
+// wopinterop_schema_migrations table), idempotent, refuses a shipped
+// migration that was edited, and is safe when replicas call it together.
+// Every table is prefixed wopinterop_; put them in a schema of their own
+// with the connection's search_path if the database is shared.
+//
+// # Runs on many replicas
+//
+// [Store] is an [interop.RunStore], [interop.EventSink],
+// [interop.HostEventFeed] and [interop.AgentInventory] that passes the
+// conformance kit (package interoptest) and that any number of replicas
+// run over one database. Runs, their event logs (OpenWOP RunEventDocs),
+// interrupts, messages and artifacts live in the database; workflow code
+// lives in the process, registered per tenant like the embedded
+// memstore's ([WorkflowDef], [WorkflowFunc], [RunContext]), and every
+// replica registers the same workflows. The agent inventory
+// ([Store.AddAgent]) and host events are in the database too, so every
+// replica answers alike.
+//
+//   - Any replica serves any call. GetRun, ListRuns, WatchRun, CancelRun and
+//     ResolveInterrupt work on every replica, whichever one started the
+//     run: they read and write the database, and a write on one replica
+//     wakes the others.
+//   - A run's workflow executes in one replica at a time, under a lease
+//     (lease_owner, lease_epoch, lease_until on the run) that the replica
+//     renews every third of [WithLeaseTTL]. An interrupt answered on
+//     another replica, or a cancel, reaches it through a notification.
+//     Every write the workflow makes checks the lease under the run's row
+//     lock, so a replica that lost it cannot write.
+//   - When a replica dies (or closes: [Store.Close] hands its runs back), a
+//     live replica claims each of its runs once the lease expires and runs
+//     the workflow again from the start, replaying the effects already
+//     recorded: an interrupt raised is not raised again (its recorded
+//     resolution is returned, or awaited), an artifact published is not
+//     published again. Workflows must therefore be deterministic in their
+//     effects; see [WorkflowFunc].
+//
+// # What the guarantees rest on
+//
+//   - Idempotent creation: a unique index on (tenant, principal,
+//     idempotency key); the creation that loses a race finds the winner's
+//     run.
+//   - Ordered, gap-free watch across replicas: a run's sequence numbers are
+//     assigned under its row lock, so they commit in order; WatchRun reads
+//     by sequence and waits on LISTEN/NOTIFY wake-ups with a poll
+//     ([WithPollInterval]) behind them, so a lost notification delays an
+//     event but never loses it.
+//   - At-most-once resolution and refusals that change nothing: every
+//     write checks and changes a run in one transaction holding its row
+//     lock.
+//   - Stable listing that costs a page: keyset pagination on (tenant,
+//     status_at, id), run ids compared byte-wise (COLLATE "C"), and a
+//     listing's Total read from counts a trigger keeps.
+//   - Unreadable is unknown: every read starts from the Subject's tenant
+//     (and workspace), and a refused lookup reads the same whether the id
+//     is foreign or was never minted.
+//   - Host events per tenant and workspace, numbered under the tenant's
+//     head row so that they commit in publication order, resumable with
+//     Last-Event-ID within retention.
+//
+// # Beside the run store
+//
+// The other state a replicated host shares — push configurations, the
+// push outbox (a leased work queue), the credential vault and the MRTR
+// single-use ledger — gets its PostgreSQL implementations in this module
+// next to Store, each with its tables in a later numbered migration and
+// each checked by the conformance kit of its interface.
+package postgres
