@@ -70,9 +70,15 @@
 //
 // # Beside the run store
 //
+// [Ledger] is the MRTR single-use ledger (sealed.Ledger, package
+// github.com/wopinterop/wopinterop/mcp/sealed) every replica
+// shares: a requestState id is consumed by an INSERT … ON CONFLICT DO
+// NOTHING on the id's primary key, so exactly one replica opens a state,
+// and expired ids are deleted lazily in bounded batches.
+//
 // The other state a replicated host shares — push configurations, the
-// push outbox (a leased work queue), the credential vault and the MRTR
-// single-use ledger — gets its PostgreSQL implementations in this module
-// next to Store, each with its tables in a later numbered migration and
-// each checked by the conformance kit of its interface.
+// push outbox (a leased work queue) and the credential vault — gets its
+// PostgreSQL implementations in this module next to Store, each with its
+// tables in a later numbered migration and each checked by the
+// conformance kit of its interface.
 package postgres
