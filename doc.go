@@ -13,6 +13,8 @@
 //	interop            the host contract; imports nothing of ours
 //	interop/memstore   the embedded in-memory default host (examples, tests)
 //	interop/interoptest conformance kit any RunStore runs
+//	push/pushtest      conformance kit for push's ConfigStore, Vault, Outbox
+//	mcp/sealed/sealedtest conformance kit for a sealed.Ledger
 //	mapping            the interop map: operation rows, state projections,
 //	                   error table, requires-gates
 //	isolation          tenant-bound ids, projection, routing values, read gate

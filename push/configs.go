@@ -51,12 +51,16 @@ type Record struct {
 }
 
 // ConfigStore keeps push config records. The in-memory default is
-// [MemoryConfigs]; a multi-replica host implements it over its database.
-// Implementations must be safe for concurrent use and return copies.
+// [MemoryConfigs]; a multi-replica host implements it over its database,
+// and checks it with the kit in package push/pushtest. Implementations
+// must be safe for concurrent use, across replicas too, and return
+// copies.
 type ConfigStore interface {
-	// Put stores rec, replacing the record with the same TaskID and ID and
-	// returning it. Adding a record to a task that already holds max
-	// records is ErrTooManyConfigs.
+	// Put stores rec, replacing the record with the same TaskID and ID in
+	// its place and returning it. Adding a record to a task that already
+	// holds max records is ErrTooManyConfigs and stores nothing; max < 1
+	// is no limit. The limit holds under concurrent Puts from every
+	// replica (one transaction, or a lock on the task).
 	Put(ctx context.Context, rec Record, max int) (old Record, replaced bool, err error)
 	// Get returns one record, or ErrConfigNotFound.
 	Get(ctx context.Context, taskID, id string) (Record, error)

@@ -66,6 +66,30 @@
 // Outbox and ConfigStore make delivery survive a restart (the in-memory
 // defaults lose it with the process).
 //
+// # Replicas and at-least-once
+//
+// The [Outbox] is a leased work queue, so several replicas of a host —
+// each A2A server's delivery worker under its own owner name — drain one
+// outbox together: a worker leases the head of a config's lane, renews
+// the lease while it works ([Options.LeaseTTL]) and removes the delivery
+// once it is finished. A replica follows the runs of the configs
+// registered through it, and at its Start those of every live config; any
+// replica delivers. Only a lane's head is leased, so a config gets its
+// pushes in run order whichever replica sends them. A worker that dies
+// mid-delivery loses nothing: once its lease expires another replica
+// takes the push over and sends it again. Delivery is therefore at least
+// once, and every attempt of a push carries the same
+// Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header), an
+// sf-string such as "dl-1VzDe0Vq8YvK8dNqXlE3_A" that no other push
+// shares: a receiver that records the keys it accepted drops the
+// duplicates. The key is derived from the task, the config, the run event
+// and the body's place among that event's bodies, so the same push queued
+// twice — by a watcher resuming after a fault, or by two replicas
+// following one run — is one delivery in the outbox, and the same key on
+// the wire if it was already sent. The kits in package push/pushtest
+// check a ConfigStore, Vault or Outbox a host implements over its
+// database.
+//
 // # Faults in host code
 //
 // The RunStore, the projection, the ConfigStore, the Vault, the Outbox, the

@@ -28,6 +28,16 @@ type Options struct {
 	Vault Vault
 	// Outbox keeps queued deliveries; nil means NewMemoryOutbox().
 	Outbox Outbox
+	// LeaseTTL is how long a delivery the worker leased from the Outbox
+	// stays its own without a renewal: the worker renews its leases every
+	// third of it, and another replica takes a delivery over once its
+	// lease has expired (a worker that died). 0 means 30s.
+	LeaseTTL time.Duration
+	// OutboxPoll is how often the worker looks in the Outbox for
+	// deliveries another replica queued or left behind; a delivery this
+	// worker queues is started at once. 0 means 1s. Both durations are
+	// measured on the system clock, whatever Clock is.
+	OutboxPoll time.Duration
 	// Retry bounds each push's attempts; the zero value is the default
 	// policy (see RetryPolicy).
 	Retry RetryPolicy

@@ -47,10 +47,13 @@ var ErrSecretNotFound = errors.New("push: secret not found")
 // Vault holds push secrets so that config records carry only a reference
 // (OpenWOP RFC 0214 §A): a durable config store then never persists a credential,
 // and discarding a secret is one call. A host with a secret manager
-// implements it over that manager. Implementations must be safe for
-// concurrent use.
+// implements it over that manager, and checks it with the kit in package
+// push/pushtest. Implementations must be safe for concurrent use; a
+// secret sealed on one replica opens on every other.
 type Vault interface {
-	// Seal stores s and returns an opaque reference to it.
+	// Seal stores s and returns an opaque reference to it: new for every
+	// call, unguessable (about 128 random bits, not a counter) and
+	// carrying nothing of s.
 	Seal(ctx context.Context, s Secret) (ref string, err error)
 	// Open returns the secret ref names, or ErrSecretNotFound.
 	Open(ctx context.Context, ref string) (Secret, error)

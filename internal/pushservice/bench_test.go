@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,12 +17,21 @@ import (
 	"github.com/wopinterop/wopinterop/push"
 )
 
+// benchConns counts the connections the receiver accepted.
+var benchConns atomic.Int64
+
 func benchService(b *testing.B, lanes int) (*Service, []push.Record) {
 	b.Helper()
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rcv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusNoContent)
 	}))
+	rcv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			benchConns.Add(1)
+		}
+	}
+	rcv.Start()
 	b.Cleanup(rcv.Close)
 	g, err := egress.NewGuard(egress.GuardOptions{AllowOrigins: []string{rcv.URL}})
 	if err != nil {
@@ -47,6 +58,9 @@ func benchService(b *testing.B, lanes int) (*Service, []push.Record) {
 	return svc, recs
 }
 
+// benchSeq numbers the benchmark's pushes, so that each has its own id.
+var benchSeq atomic.Int64
+
 var benchBody = []byte(`{"statusUpdate":{"contextId":"ctx-1","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T09:30:00Z"},"taskId":"acme/RUN0000000000000000000000"}}`)
 
 // deliverN queues n deliveries round-robin over recs and waits until the
@@ -55,7 +69,8 @@ func deliverN(b *testing.B, svc *Service, recs []push.Record, n int) {
 	ctx := context.Background()
 	for i := range n {
 		r := &recs[i%len(recs)]
-		if err := svc.enqueue(ctx, push.Delivery{ID: svc.nextDeliveryID(), TaskID: r.TaskID, ConfigID: r.ID, Body: benchBody}); err != nil {
+		seq := benchSeq.Add(1)
+		if err := svc.enqueue(ctx, push.Delivery{ID: deliveryID(r.TaskID, r.ID, seq, 0), TaskID: r.TaskID, ConfigID: r.ID, Sequence: seq, Body: benchBody}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -75,9 +90,10 @@ func BenchmarkDeliver(b *testing.B) {
 			deliverN(b, svc, recs, 100) // warm the connection pool
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := time.Now()
+			start, conns := time.Now(), benchConns.Load()
 			deliverN(b, svc, recs, b.N)
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "deliveries/s")
+			b.ReportMetric(float64(benchConns.Load()-conns)/float64(b.N), "conns/delivery")
 		})
 	}
 }

@@ -15,10 +15,14 @@ import (
 	"github.com/wopinterop/wopinterop/push"
 )
 
-// Delivering. Each config of a task is a lane: its deliveries are
-// attempted strictly in order, one at a time, so a receiver sees a task's
-// pushes in run order; lanes run concurrently up to push.Options.Concurrency
-// attempts in flight. A lane's goroutine exists while it has work.
+// Delivering. The outbox is a leased work queue (push.Outbox): every
+// queued push is Put there first, and this worker — one owner among the
+// replicas that share the outbox — leases lane heads from it (lease.go),
+// attempts each until it is finished, and removes it. Each config of a
+// task is a lane whose pushes the outbox hands out one at a time, in
+// order, so a receiver sees a task's pushes in run order whichever
+// replica sends them; lanes run concurrently up to
+// push.Options.Concurrency attempts in flight.
 
 // contentType is the media type of every push body (OpenWOP RFC 0214 §C).
 const contentType = "application/a2a+json"
@@ -40,87 +44,15 @@ const (
 // the connection can be reused.
 const maxDrain = 64 << 10
 
-type laneKey struct{ task, config string }
-
-// lane is one config's queue; guarded by Service.mu. Its head is the
-// delivery being attempted, and it leaves the queue only once it is
-// finished: a push waiting out its retries holds back every later push
-// of the config, so none overtakes it.
-type lane struct {
-	queue []push.Delivery
-}
-
-// enqueue records d in the outbox, then hands it to its lane.
+// enqueue records d in the outbox and wakes the worker to lease it. A
+// delivery queued before Start or after Close stays there for the next
+// Start (or another replica).
 func (s *Service) enqueue(ctx context.Context, d push.Delivery) error {
 	if err := s.outbox.Put(ctx, d); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queueLocked(d)
+	s.wakePump()
 	return nil
-}
-
-// queueLocked appends d to its lane, starting the lane if it was idle.
-// s.mu is held.
-func (s *Service) queueLocked(d push.Delivery) {
-	if s.state != stateStarted && s.state != stateClosing {
-		return // stays in the outbox for the next Start
-	}
-	k := laneKey{d.TaskID, d.ConfigID}
-	l := s.lanes[k]
-	if l != nil {
-		l.queue = append(l.queue, d)
-		return
-	}
-	l = &lane{queue: []push.Delivery{d}}
-	s.lanes[k] = l
-	s.laneWG.Add(1)
-	go s.runLane(k, l)
-}
-
-func (s *Service) runLane(k laneKey, l *lane) {
-	defer s.laneWG.Done()
-	for s.laneStep(k, l) {
-	}
-}
-
-// laneStep finishes the lane's head and reports whether the lane goes on.
-// Host code is called under recovered; a panic that gets here anyway is
-// logged, and the head is tried again after a pause.
-func (s *Service) laneStep(k laneKey, l *lane) (more bool) {
-	ctx := s.laneCtx
-	s.mu.Lock()
-	if len(l.queue) == 0 || ctx.Err() != nil {
-		delete(s.lanes, k)
-		s.mu.Unlock()
-		return false
-	}
-	d := l.queue[0]
-	s.mu.Unlock()
-	defer func() {
-		if v := recover(); v != nil {
-			s.logPanic(ctx, "delivering", d.TaskID, recovery.Contain(v))
-			pause(ctx, faultPause)
-			more = true
-		}
-	}()
-	if !s.deliver(ctx, &d) {
-		// Abandoned on Close: the lane ends, its deliveries stay in the
-		// outbox for the next Start.
-		s.mu.Lock()
-		delete(s.lanes, k)
-		s.mu.Unlock()
-		return false
-	}
-	s.mu.Lock()
-	l.queue[0] = push.Delivery{} // release the body
-	l.queue = l.queue[1:]
-	s.mu.Unlock()
-	if err := s.contained(ctx, "the outbox", d.TaskID, func() error { return s.outbox.Remove(context.WithoutCancel(ctx), d.ID) }); err != nil && !errors.Is(err, errPanicked) {
-		s.log.ErrorContext(ctx, "push: removing a delivery from the outbox failed", "task", d.TaskID, "config", d.ConfigID)
-	}
-	return true
 }
 
 // faultPause is how long a lane or a watcher rests after a panic that
@@ -139,8 +71,8 @@ func pause(ctx context.Context, d time.Duration) {
 }
 
 // deliver attempts d until it is delivered, dead-lettered or dropped, and
-// reports whether it is finished; false means it was abandoned on Close
-// and stays in the outbox.
+// reports whether it is finished; false means it was abandoned — on
+// Close, or because its lease was lost — and stays in the outbox.
 func (s *Service) deliver(ctx context.Context, d *push.Delivery) bool {
 	rec, secret, st := s.target(ctx, d)
 	if st != targetReady {
@@ -150,8 +82,9 @@ func (s *Service) deliver(ctx context.Context, d *push.Delivery) bool {
 		s.finish(ctx, &rec)
 		return true
 	}
+	key := idempotencyKey(d.ID)
 	for attempt := 1; ; attempt++ {
-		out := s.attempt(ctx, &rec, secret, d.Body)
+		out := s.attempt(ctx, &rec, secret, key, d.Body)
 		if out.delivered {
 			break
 		}
@@ -270,7 +203,7 @@ type outcome struct {
 
 // attempt sends one push and classifies the outcome. A panic of host
 // code on the way (the resolver, the dialer) is a failed attempt.
-func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Secret, body []byte) (out outcome) {
+func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Secret, key []string, body []byte) (out outcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.logPanic(ctx, "attempting a push", rec.TaskID, recovery.Contain(v))
@@ -298,6 +231,7 @@ func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Sec
 	// Header maps are written directly: the names are canonical already.
 	req.Header["Content-Type"] = []string{contentType}
 	req.Header["User-Agent"] = []string{"wopinterop-push"}
+	req.Header["Idempotency-Key"] = key
 	if auth := authorization(rec.Scheme, secret); auth != "" {
 		req.Header["Authorization"] = []string{auth}
 	}

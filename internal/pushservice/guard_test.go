@@ -47,7 +47,7 @@ func TestGuardRefusesAtDelivery(t *testing.T) {
 	client := g.Client(nil)
 	for _, c := range corpus.Refused {
 		rec := &push.Record{TaskID: "acme/T", ID: "c", URL: c.URL}
-		if out := svc.attempt(context.Background(), rec, push.Secret{Token: "tok"}, []byte(`{}`)); out != (outcome{class: classRefused}) {
+		if out := svc.attempt(context.Background(), rec, push.Secret{Token: "tok"}, idempotencyKey("dl-guard"), []byte(`{}`)); out != (outcome{class: classRefused}) {
 			t.Errorf("%q: delivery attempt gave %+v, want refused", c.URL, out)
 		}
 		req, err := http.NewRequest(http.MethodPost, c.URL, strings.NewReader(`{}`))

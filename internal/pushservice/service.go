@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
@@ -71,14 +69,19 @@ type Service struct {
 	now        func() time.Time
 	clock      push.Clock
 	sem        chan struct{}
-	idPrefix   string
-	nextID     atomic.Uint64
+	// owner names this worker's leases in the outbox (lease.go).
+	owner    string
+	leaseTTL time.Duration
+	poll     time.Duration
+	wake     chan struct{} // a delivery was queued or finished: lease again
 
 	mu       sync.Mutex
 	state    serviceState
 	watchers map[string]*watcher
-	lanes    map[laneKey]*lane
-	reserved map[string]int // per task: slots held by reservations (reserve.go)
+	held     map[string]*held // the leases this worker holds, by delivery id
+	// lanesStopped: no delivery goroutine may start any more (Close).
+	lanesStopped bool
+	reserved     map[string]int // per task: slots held by reservations (reserve.go)
 
 	watchCtx  context.Context
 	stopWatch context.CancelFunc
@@ -86,6 +89,10 @@ type Service struct {
 	laneCtx   context.Context
 	stopLanes context.CancelFunc
 	laneWG    sync.WaitGroup
+	pumpCtx   context.Context
+	stopPump  context.CancelFunc
+	pumpDone  chan struct{} // closed when the pump has returned
+	drained   chan struct{} // closed by the pump once Close's drain is done
 }
 
 type serviceState int
@@ -117,6 +124,9 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 	if o.MaxConfigsPerTask < 0 || o.Concurrency < 0 {
 		problems = append(problems, errors.New("MaxConfigsPerTask and Concurrency must not be negative"))
 	}
+	if o.LeaseTTL < 0 || o.OutboxPoll < 0 {
+		problems = append(problems, errors.New("LeaseTTL and OutboxPoll must not be negative"))
+	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("push: invalid options: %w", errors.Join(problems...))
 	}
@@ -125,9 +135,19 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 		guard: o.Guard, configs: o.Configs, vault: o.Vault, outbox: o.Outbox,
 		retry: retry, maxPerTask: o.MaxConfigsPerTask,
 		log: o.Logger, now: o.Now, clock: o.Clock,
-		idPrefix: "dl-" + isolation.NewOpaque() + "-",
+		owner:    "ow-" + isolation.NewOpaque(),
+		leaseTTL: o.LeaseTTL, poll: o.OutboxPoll,
+		wake:     make(chan struct{}, 1),
 		watchers: map[string]*watcher{},
-		lanes:    map[laneKey]*lane{},
+		held:     map[string]*held{},
+		pumpDone: make(chan struct{}),
+		drained:  make(chan struct{}),
+	}
+	if s.leaseTTL == 0 {
+		s.leaseTTL = defaultLeaseTTL
+	}
+	if s.poll == 0 {
+		s.poll = defaultOutboxPoll
 	}
 	if s.guard == nil {
 		if s.guard, err = egress.NewGuard(egress.GuardOptions{}); err != nil {
@@ -163,12 +183,14 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 	s.client = s.guard.Client(o.TLS)
 	s.watchCtx, s.stopWatch = context.WithCancel(context.Background())
 	s.laneCtx, s.stopLanes = context.WithCancel(context.Background())
+	s.pumpCtx, s.stopPump = context.WithCancel(context.Background())
 	return s, nil
 }
 
-// Start resumes what the stores hold — the outbox's pending deliveries
-// and a watcher for every task with a live config — and lets
-// registrations start watchers. Call it once, before serving.
+// Start resumes what the stores hold — a watcher for every task with a
+// live config, and the worker that leases the outbox's deliveries, those
+// queued before too — and lets registrations start watchers. Call it
+// once, before serving.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state != stateNew {
@@ -176,10 +198,6 @@ func (s *Service) Start(ctx context.Context) error {
 		return errors.New("push: Start called twice or after Close")
 	}
 	s.mu.Unlock()
-	pending, err := s.outbox.Pending(ctx)
-	if err != nil {
-		return fmt.Errorf("push: reading the outbox: %w", err)
-	}
 	live, err := s.configs.Live(ctx)
 	if err != nil {
 		return fmt.Errorf("push: reading live configs: %w", err)
@@ -187,9 +205,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = stateStarted
-	for _, d := range pending {
-		s.queueLocked(d)
-	}
+	go s.pump()
 	from := map[string]push.Record{} // per task: the lowest watermark
 	for _, r := range live {
 		if low, ok := from[r.TaskID]; !ok || r.After < low.After {
@@ -202,48 +218,51 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops following runs, then lets every queued delivery be
-// attempted: one that is delivered, dead-lettered or dropped is done; one
-// whose attempt fails is not retried now — its wait is cut short and it
-// stays in the outbox for the next Start (an in-memory outbox loses it
-// with the process; a durable one keeps it). Close returns once every lane
-// has stopped, or abandons the attempts still in flight when ctx ends and
-// returns ctx.Err(). So a receiver that is down at shutdown costs at most
-// one attempt's timeout, never the retry schedule. It is idempotent.
+// Close stops following runs, then lets every delivery the worker can
+// lease be attempted: one that is delivered, dead-lettered or dropped is
+// done; one whose attempt fails is not retried now — its wait is cut
+// short, it stays in the outbox, its lease is released for another
+// replica or the next Start (an in-memory outbox loses it with the
+// process; a durable one keeps it), and its config's later pushes wait
+// behind it. Close returns once nothing more can be leased and no attempt
+// is in flight, or abandons the attempts still in flight when ctx ends
+// and returns ctx.Err(). So a receiver that is down at shutdown costs at
+// most one attempt's timeout, never the retry schedule. With an outbox
+// shared by replicas that keep queueing, Close helps drain it until ctx
+// ends. It is idempotent.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state == stateClosing || s.state == stateClosed {
 		s.mu.Unlock()
 		return nil
 	}
+	started := s.state == stateStarted
 	s.state = stateClosing
 	s.mu.Unlock()
 
 	s.stopWatch()
 	s.watchWG.Wait()
-	drained := make(chan struct{})
-	go func() {
-		s.laneWG.Wait()
-		close(drained)
-	}()
 	var err error
-	select {
-	case <-drained:
-	case <-ctx.Done():
-		s.stopLanes()
-		<-drained
-		err = ctx.Err()
+	if started {
+		s.wakePump()
+		select {
+		case <-s.drained:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
+	s.mu.Lock()
+	s.lanesStopped = true
+	s.mu.Unlock()
 	s.stopLanes()
+	s.laneWG.Wait()
+	s.stopPump()
+	if started {
+		<-s.pumpDone // it released every lease still held
+	}
 	s.client.CloseIdleConnections()
 	s.mu.Lock()
 	s.state = stateClosed
 	s.mu.Unlock()
 	return err
-}
-
-// nextDeliveryID mints a delivery id: unique per service instance (the
-// prefix is random) and cheap (a counter).
-func (s *Service) nextDeliveryID() string {
-	return s.idPrefix + strconv.FormatUint(s.nextID.Add(1), 10)
 }

@@ -670,6 +670,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"unknown backoff", store, testProjector(), push.Options{Events: newEventSink(), Retry: push.RetryPolicy{Backoff: "linear"}}},
 		{"max below delay", store, testProjector(), push.Options{Events: newEventSink(), Retry: push.RetryPolicy{Delay: time.Minute, MaxDelay: time.Second}}},
 		{"negative concurrency", store, testProjector(), push.Options{Events: newEventSink(), Concurrency: -1}},
+		{"negative lease", store, testProjector(), push.Options{Events: newEventSink(), LeaseTTL: -time.Second}},
+		{"negative poll", store, testProjector(), push.Options{Events: newEventSink(), OutboxPoll: -time.Second}},
 	}
 	for _, c := range cases {
 		if s, err := New(c.store, c.project, c.o); err == nil || s != nil {

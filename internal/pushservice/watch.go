@@ -235,7 +235,10 @@ func (s *Service) followOnce(ctx context.Context, sub interop.Subject, task Task
 
 // queueEvent renders ev and queues its bodies for every config of the
 // task whose watermark is below it, then raises the watermarks. On the
-// terminal event each config's last delivery is marked final.
+// terminal event each config's last delivery is marked final. Queueing
+// an event again — a pass that failed before raising the watermarks, a
+// restart, another replica following the same run — names the same
+// deliveries (deliveryID), which the outbox already holds.
 func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task TaskRef, ev *interop.RunEvent, prev interop.RunStatus) error {
 	events, err := s.project.Project(ctx, sub, task, ev, prev)
 	if err != nil {
@@ -257,13 +260,13 @@ func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task Task
 			continue
 		}
 		for i, b := range bodies {
-			d := push.Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Body: b, Final: terminal && i == len(bodies)-1}
+			d := push.Delivery{ID: deliveryID(task.ID, r.ID, ev.Sequence, i), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Body: b, Final: terminal && i == len(bodies)-1}
 			if err := s.enqueue(ctx, d); err != nil {
 				return err
 			}
 		}
 		if terminal && len(bodies) == 0 {
-			if err := s.enqueue(ctx, push.Delivery{ID: s.nextDeliveryID(), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Final: true}); err != nil {
+			if err := s.enqueue(ctx, push.Delivery{ID: deliveryID(task.ID, r.ID, ev.Sequence, 0), TaskID: task.ID, ConfigID: r.ID, Sequence: ev.Sequence, Final: true}); err != nil {
 				return err
 			}
 		}

@@ -135,6 +135,12 @@ func Checks() []Check {
 			Needs:     []Need{NeedApproval},
 			run:       checkRefuseBadResolution,
 		},
+		{
+			Name:      "audit-events",
+			Guarantee: "EventSink.AppendRunEvent puts an audit event on a live run's log at the next sequence, with an eventId and the run's status, changing nothing else; a finished run is ErrRunTerminal and unchanged; a never-minted run is ErrNotFound",
+			Needs:     []Need{NeedHostEvents, NeedApproval, NeedNoop},
+			run:       checkAuditEvents,
+		},
 	}
 }
 

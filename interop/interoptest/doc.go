@@ -56,6 +56,10 @@
 //     checks).
 //   - The ordered-watch guarantee behind A2A streaming (interop map
 //     a2a.operations, SendStreamingMessage and SubscribeToTask) ("watch").
+//   - interop.md §The audit event: an audit record of an exchange that
+//     belongs to a run joins the run's log through interop.EventSink,
+//     without changing the run; a finished run's log ends at its terminal
+//     event ("audit-events", with HostEvents).
 //
 // [RunBenchmarks] gives every driver the same create/get/list benchmarks so
 // their numbers compare.

@@ -89,6 +89,7 @@ func ExampleCheck_Run() {
 	// refuse-invalid-inputs    ok
 	// host-events              skipped: needs [HostEvents]
 	// refuse-bad-resolution    ok
+	// audit-events             skipped: needs [HostEvents]
 }
 
 // Each check declares what it needs beyond a store and TenantA.
@@ -112,4 +113,5 @@ func ExampleChecks() {
 	// refuse-invalid-inputs [Cancellable]
 	// host-events [TenantB HostEvents]
 	// refuse-bad-resolution [Approval]
+	// audit-events [HostEvents Approval Noop]
 }

@@ -60,7 +60,7 @@ type Harness struct {
 
 	// HostEvents says that the store NewStore returns also implements
 	// interop.EventSink and interop.HostEventFeed (the feed behind GET
-	// /host/events); it enables the host-events check.
+	// /host/events); it enables the host-events and audit-events checks.
 	HostEvents bool
 
 	// Timeout bounds one check in RunConformance; zero means

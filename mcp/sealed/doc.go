@@ -33,6 +33,9 @@
 //   - Single use across replicas: the [Ledger] interface is small enough
 //     for a shared database (one insert with a unique key);
 //     [MemoryLedger] is the in-process default, pruned lazily and bounded.
+//     Package mcp/sealed/sealedtest is the conformance kit a shared
+//     ledger runs (single use under concurrency and across replicas,
+//     retention until expiry, exact id comparison).
 //
 // The mcp.mrtr "InputRequiredResult (host as client)" row is the other side
 // of the same value: a

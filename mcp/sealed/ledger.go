@@ -21,8 +21,12 @@ import (
 // expiresAt is the state's expiry. The ledger must keep id at least until
 // expiresAt plus the largest clock skew between replicas; after that
 // [Sealer.Open] refuses the state as expired on every replica, so the id
-// may be forgotten. A ledger may also answer fresh=false for an id whose
-// retention has already passed, as [MemoryLedger] does.
+// may be forgotten. An id whose expiry has already passed when Consume is
+// called (Open checked it a moment before) may be answered fresh=false
+// at once, as [MemoryLedger] does once its retention has passed; answered
+// fresh, it is recorded like any other, so it is never fresh twice. Ids
+// are compared byte for byte: a case-insensitive column would merge ids
+// that differ.
 //
 // The in-memory default, [MemoryLedger], is correct for one process only.
 // A host with several replicas supplies a Ledger over its shared database,
@@ -33,7 +37,8 @@ import (
 // the host deletes rows whose expires_at is older than the retention. A
 // read-then-write without a unique constraint is not atomic and lets two
 // replicas both accept the same state. Ids are 22 base64url characters and
-// carry no claims, so they may be stored and logged as they are.
+// carry no claims, so they may be stored and logged as they are. The kit
+// in package mcp/sealed/sealedtest checks an implementation.
 type Ledger interface {
 	Consume(ctx context.Context, id string, expiresAt time.Time) (fresh bool, err error)
 }
