@@ -67,9 +67,9 @@ type Outbox interface {
 	// Put queues d at the tail of its lane. Putting an ID the outbox
 	// holds changes nothing: the delivery keeps its place, body and lease.
 	Put(ctx context.Context, d Delivery) error
-	// Lease leases to owner, for ttl from now, up to max deliveries (none
-	// when max < 1): lane heads that no live lease holds — not owner's own
-	// either — oldest first (in the order they were Put).
+	// Lease leases to owner, for ttl (> 0) from now, up to max deliveries
+	// (none when max < 1): lane heads that no live lease holds — not
+	// owner's own either — oldest first (in the order they were Put).
 	Lease(ctx context.Context, owner string, max int, ttl time.Duration) ([]Delivery, error)
 	// Renew extends to ttl from now each lease among ids that owner
 	// still holds, and returns the ids among them it no longer holds: the
@@ -96,7 +96,7 @@ type MemoryOutbox struct {
 	byID   map[string]*entry
 	lanes  map[laneKey]*memLane
 	free   freeHeap   // lanes whose head may be unleased; stale items are skipped
-	expiry expiryHeap // leases by expiry; stale items are skipped
+	expiry expiryHeap // the leased entries, soonest expiry first
 }
 
 type laneKey struct{ task, config string }
@@ -112,6 +112,7 @@ type entry struct {
 	lane  *memLane // nil once removed
 	owner string
 	until time.Time // the lease's expiry; zero when not leased
+	at    int       // its index in the expiry heap, -1 when not in it
 }
 
 // NewMemoryOutbox returns an empty outbox.
@@ -137,7 +138,7 @@ func (o *MemoryOutbox) Put(_ context.Context, d Delivery) error {
 		l = &memLane{key: k}
 		o.lanes[k] = l
 	}
-	e := &entry{d: d, order: o.next, lane: l}
+	e := &entry{d: d, order: o.next, lane: l, at: -1}
 	o.byID[d.ID] = e
 	l.queue = append(l.queue, e)
 	if len(l.queue) == 1 {
@@ -153,11 +154,7 @@ func (o *MemoryOutbox) Lease(_ context.Context, owner string, max int, ttl time.
 	now := o.now()
 	// Heads whose lease expired are free again.
 	for len(o.expiry) > 0 && !o.expiry[0].until.After(now) {
-		it := heap.Pop(&o.expiry).(expiryItem)
-		e := it.e
-		if e.lane == nil || e.owner == "" || !e.until.Equal(it.until) {
-			continue // removed, released or renewed since
-		}
+		e := heap.Pop(&o.expiry).(*entry)
 		e.owner, e.until = "", time.Time{}
 		heap.Push(&o.free, freeItem{order: e.order, lane: e.lane})
 	}
@@ -170,7 +167,7 @@ func (o *MemoryOutbox) Lease(_ context.Context, owner string, max int, ttl time.
 		}
 		e := l.queue[0]
 		e.owner, e.until = owner, now.Add(ttl)
-		heap.Push(&o.expiry, expiryItem{until: e.until, e: e})
+		heap.Push(&o.expiry, e)
 		d := e.d
 		d.Body = slices.Clone(d.Body)
 		out = append(out, d)
@@ -191,7 +188,7 @@ func (o *MemoryOutbox) Renew(_ context.Context, owner string, ids []string, ttl 
 			continue
 		}
 		e.until = now.Add(ttl)
-		heap.Push(&o.expiry, expiryItem{until: e.until, e: e})
+		heap.Fix(&o.expiry, e.at)
 	}
 	return lost, nil
 }
@@ -204,6 +201,7 @@ func (o *MemoryOutbox) Release(_ context.Context, owner, id string) error {
 	if e == nil || e.owner != owner || !e.live(o.now()) {
 		return nil
 	}
+	heap.Remove(&o.expiry, e.at)
 	e.owner, e.until = "", time.Time{}
 	heap.Push(&o.free, freeItem{order: e.order, lane: e.lane})
 	return nil
@@ -218,6 +216,9 @@ func (o *MemoryOutbox) Remove(_ context.Context, id string) error {
 		return nil
 	}
 	delete(o.byID, id)
+	if e.at >= 0 {
+		heap.Remove(&o.expiry, e.at)
+	}
 	l := e.lane
 	e.lane = nil
 	i := slices.Index(l.queue, e)
@@ -263,23 +264,26 @@ func (h *freeHeap) Pop() any {
 	return it
 }
 
-// expiryItem is a lease of e that ends at until, unless renewed, released
-// or removed since.
-type expiryItem struct {
-	until time.Time
-	e     *entry
-}
-
-type expiryHeap []expiryItem
+// expiryHeap orders the leased entries by expiry, keeping each entry's
+// index so that a renewal, release or removal updates it in place.
+type expiryHeap []*entry
 
 func (h expiryHeap) Len() int           { return len(h) }
 func (h expiryHeap) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiryItem)) }
+func (h expiryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].at, h[j].at = i, j
+}
+func (h *expiryHeap) Push(x any) {
+	e := x.(*entry)
+	e.at = len(*h)
+	*h = append(*h, e)
+}
 func (h *expiryHeap) Pop() any {
 	old := *h
-	it := old[len(old)-1]
-	old[len(old)-1] = expiryItem{}
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.at = -1
 	*h = old[:len(old)-1]
-	return it
+	return e
 }
