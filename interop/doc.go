@@ -64,7 +64,9 @@
 //     the run id as tie-breaker, and its cursors stay valid while runs change.
 //
 // The conformance kit in package interoptest checks each of these against a
-// store; the embedded default, package memstore, passes it.
+// store; the embedded default, package memstore, passes it, and so does the
+// PostgreSQL reference store of this repository's postgres module, shared
+// by several replicas.
 //
 // Errors returned by the interfaces are wrapped with %w; the library
 // classifies them with errors.Is against the sentinels in this package and
