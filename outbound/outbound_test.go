@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"testing"
+	"time"
 )
 
 func TestVersionUnsupportedShape(t *testing.T) {
@@ -52,6 +53,23 @@ func TestOnlyReadBackStatesAreVerified(t *testing.T) {
 		CompletedBeforeCancel, FailedNoEffect, FailedPossibleEffect, DisconnectedStillActive} {
 		if r.Verified() != verified[r] {
 			t.Errorf("%s.Verified() = %v", r, r.Verified())
+		}
+	}
+}
+
+func TestCredentialExpiry(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		expiry time.Time
+		want   bool
+	}{
+		{time.Time{}, false},
+		{now.Add(time.Second), false},
+		{now, true},
+		{now.Add(-time.Second), true},
+	} {
+		if got := (CredentialRef{Name: "k", Expiry: tc.expiry}).Expired(now); got != tc.want {
+			t.Errorf("Expiry %v: Expired = %v, want %v", tc.expiry, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package delegate
 
 import (
 	"time"
+
+	"github.com/wopinterop/wopinterop/outbound"
 )
 
 // Admission is the record a host configures for one remote agent. A remote
@@ -58,12 +60,9 @@ type AdmittedSkill struct {
 	Digest string
 }
 
-// CredentialRef names a credential by reference: the host resolves it at
-// call time, so no secret lives in the admission record.
-type CredentialRef struct {
-	// Name is the host's name for the credential.
-	Name string
-}
+// CredentialRef names the credential presented to an agent by reference
+// (the one type both client directions share).
+type CredentialRef = outbound.CredentialRef
 
 // Limits bound one delegation. Zero values take the documented defaults.
 type Limits struct {

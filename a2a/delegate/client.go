@@ -1,7 +1,6 @@
 package delegate
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -18,18 +17,12 @@ import (
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mapping"
 	"github.com/wopinterop/wopinterop/negotiate"
+	"github.com/wopinterop/wopinterop/outbound"
 )
 
-// Credentials resolves an admission's [CredentialRef] to what is presented
-// to the agent, at every request (so a rotated or short-lived credential is
-// picked up without reconnecting). The request carries
-// "Authorization: {scheme} {value}", or "Authorization: {value}" when
-// scheme is empty. An empty value presents nothing. The value never
-// reaches a log, an event or an error of the library. Implementations
-// must be safe for concurrent use.
-type Credentials interface {
-	Credential(ctx context.Context, ref CredentialRef) (scheme, value string, err error)
-}
+// Credentials resolves the admissions' credential references (the one
+// interface both client directions share: see outbound.Credentials).
+type Credentials = outbound.Credentials
 
 // Deps are the collaborators of a [Client]; Policy, Events and Guard are
 // required.

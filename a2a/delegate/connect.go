@@ -134,6 +134,9 @@ func (c *Client) credential(ctx context.Context, a *Admission) (func(context.Con
 	}
 	ref := a.Credential
 	resolve := func(ctx context.Context) (string, error) {
+		if ref.Expired(c.opts.Now()) {
+			return "", fmt.Errorf("%w (%q): expired", ErrCredential, ref.Name)
+		}
 		scheme, value, err := c.creds.Credential(ctx, ref)
 		if err != nil {
 			return "", fmt.Errorf("%w (%q): %w", ErrCredential, ref.Name, err)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -533,5 +534,26 @@ func TestCardMemoryFollowsBytes(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
 		t.Fatalf("fetching a %d-byte body allocated %d bytes", 21, grew)
+	}
+}
+
+// An admission whose credential has expired is refused before the
+// credential is resolved or anything reaches the agent's interfaces.
+func TestConnectCredentialExpired(t *testing.T) {
+	a := newAgent(t)
+	a.serveCard(t, testCard(a))
+	f := newFixture(t, a, withCredential("Bearer", "tok"), withAdmission(func(ad *Admission) {
+		ad.Credential.Expiry = time.Now().Add(-time.Minute)
+	}))
+	_, err := f.client.Connect(context.Background(), runID, "summarizer")
+	if !errors.Is(err, ErrCredential) || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("%v, want an expired ErrCredential", err)
+	}
+	wantProjection(t, err, http.StatusNotFound, outbound.CodeCredentialNotFound, map[string]any{"protocol": "a2a", "runId": runID})
+	if n := len(a.requests()); n != 0 {
+		t.Fatalf("%d requests reached the agent's interfaces", n)
+	}
+	if evs := f.sink.events(runID); len(evs) != 0 {
+		t.Fatal("negotiated with an expired credential")
 	}
 }

@@ -1,6 +1,10 @@
 package remote
 
-import "time"
+import (
+	"time"
+
+	"github.com/wopinterop/wopinterop/outbound"
+)
 
 // Admission is the record a host configures for one MCP server. A server
 // is reachable only through it: the endpoint, the credential and the
@@ -39,14 +43,9 @@ type Admission struct {
 	Limits Limits
 }
 
-// CredentialRef names a credential by reference, with what the host knows
-// of its owner, scope and expiry; no secret lives in the admission.
-type CredentialRef struct {
-	Name   string
-	Owner  string
-	Scope  string
-	Expiry time.Time
-}
+// CredentialRef names the credential presented to a server by reference
+// (the one type both client directions share).
+type CredentialRef = outbound.CredentialRef
 
 // AdmittedTool is one tool the host admitted, pinned by the lowercase hex
 // SHA-256 of its RFC 8785 canonical definition (name, input and output

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/wopinterop/wopinterop/internal/version"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/negotiate"
+	"github.com/wopinterop/wopinterop/outbound"
 )
 
 // Revision is the MCP revision the client speaks: the stateless revision,
@@ -28,16 +28,9 @@ import (
 // policy offering any other revision, as the host's MCP mount does.
 const Revision = "2026-07-28"
 
-// Credentials resolves an admission's [CredentialRef] to what is presented
-// to the server, at every request (so a rotated or short-lived credential
-// is picked up without reconnecting). The request carries
-// "Authorization: {scheme} {value}", or "Authorization: {value}" when
-// scheme is empty. An empty value presents nothing. The value never
-// reaches a log, an event, an error or the list cache's key in clear.
-// Implementations must be safe for concurrent use.
-type Credentials interface {
-	Credential(ctx context.Context, ref CredentialRef) (scheme, value string, err error)
-}
+// Credentials resolves the admissions' credential references (the one
+// interface both client directions share: see outbound.Credentials).
+type Credentials = outbound.Credentials
 
 // Deps are the collaborators of a [Client]; Policy, Events, Guard and
 // MaxRounds are required.

@@ -294,7 +294,7 @@ func (c *Client) credential(ctx context.Context, a *Admission) (func(context.Con
 	}
 	ref := a.Credential
 	resolve := func(ctx context.Context) (string, error) {
-		if !ref.Expiry.IsZero() && !c.opts.Now().Before(ref.Expiry) {
+		if ref.Expired(c.opts.Now()) {
 			return "", fmt.Errorf("%w (%q)", ErrCredentialExpired, ref.Name)
 		}
 		scheme, value, err := c.creds.Credential(ctx, ref)
