@@ -76,9 +76,19 @@
 // NOTHING on the id's primary key, so exactly one replica opens a state,
 // and expired ids are deleted lazily in bounded batches.
 //
-// The other state a replicated host shares — push configurations, the
-// push outbox (a leased work queue) and the credential vault — gets its
-// PostgreSQL implementations in this module next to Store, each with its
-// tables in a later numbered migration and each checked by the
-// conformance kit of its interface.
+// [Vault] is the push credential vault (push.Vault, OpenWOP RFC 0214 §A)
+// every replica shares. Each secret is stored encrypted with AES-256-GCM
+// under the first key of [VaultConfig].Keys, with a fresh random nonce,
+// the id of the key that sealed it, and its ref bound in as additional
+// data; the plaintext never reaches the database. Every configured key
+// opens, so keys rotate by putting the new one first; a secret sealed
+// under a key no longer configured fails to open ([ErrVaultKeyUnknown]),
+// as does one altered in the table ([ErrVaultCorrupt]). Refs are 130
+// random bits from crypto/rand. It passes the Vault checks of package
+// push/pushtest.
+//
+// The other state a replicated host shares — push configurations and the
+// push outbox (a leased work queue) — gets its PostgreSQL implementations
+// in this module next to Store, each with its tables in a later numbered
+// migration and each checked by the conformance kit of its interface.
 package postgres
