@@ -87,8 +87,18 @@
 // random bits from crypto/rand. It passes the Vault checks of package
 // push/pushtest.
 //
-// The other state a replicated host shares — push configurations and the
-// push outbox (a leased work queue) — gets its PostgreSQL implementations
-// in this module next to Store, each with its tables in a later numbered
-// migration and each checked by the conformance kit of its interface.
+// [Configs] is the push config store (push.ConfigStore, OpenWOP RFC 0214)
+// every replica shares. A record holds its secret's vault ref, never the
+// secret. Put runs in one transaction holding an advisory lock on the
+// task, so the per-task limit holds across replicas: of concurrent
+// registrations on a task with room for n, exactly n succeed. A
+// replacement keeps the record's place in registration order, and Finish
+// is a compare-and-set on the secret ref, so a replacement registered
+// meanwhile keeps its own. It passes the ConfigStore checks of package
+// push/pushtest.
+//
+// The push outbox (a leased work queue), the last state a replicated host
+// shares, gets its PostgreSQL implementation in this module next to
+// Store, with its tables in a later numbered migration, checked by the
+// conformance kit of its interface.
 package postgres
