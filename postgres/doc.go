@@ -76,9 +76,29 @@
 // NOTHING on the id's primary key, so exactly one replica opens a state,
 // and expired ids are deleted lazily in bounded batches.
 //
-// The other state a replicated host shares — push configurations, the
-// push outbox (a leased work queue) and the credential vault — gets its
-// PostgreSQL implementations in this module next to Store, each with its
-// tables in a later numbered migration and each checked by the
+// [Vault] is the push credential vault (push.Vault, OpenWOP RFC 0214 §A)
+// every replica shares. Each secret is stored encrypted with AES-256-GCM
+// under the first key of [VaultConfig].Keys, with a fresh random nonce,
+// the id of the key that sealed it, and its ref bound in as additional
+// data; the plaintext never reaches the database. Every configured key
+// opens, so keys rotate by putting the new one first; a secret sealed
+// under a key no longer configured fails to open ([ErrVaultKeyUnknown]),
+// as does one altered in the table ([ErrVaultCorrupt]). Refs are 130
+// random bits from crypto/rand. It passes the Vault checks of package
+// push/pushtest.
+//
+// [Configs] is the push config store (push.ConfigStore, OpenWOP RFC 0214)
+// every replica shares. A record holds its secret's vault ref, never the
+// secret. Put runs in one transaction holding an advisory lock on the
+// task, so the per-task limit holds across replicas: of concurrent
+// registrations on a task with room for n, exactly n succeed. A
+// replacement keeps the record's place in registration order, and Finish
+// is a compare-and-set on the secret ref, so a replacement registered
+// meanwhile keeps its own. It passes the ConfigStore checks of package
+// push/pushtest.
+//
+// The push outbox (a leased work queue), the last state a replicated host
+// shares, gets its PostgreSQL implementation in this module next to
+// Store, with its tables in a later numbered migration, checked by the
 // conformance kit of its interface.
 package postgres
