@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/wopinterop/wopinterop/internal/sseread"
+
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/egress"
@@ -128,7 +130,7 @@ func FuzzSSEData(f *testing.F) {
 	f.Add([]byte("data: "+string(bytes.Repeat([]byte("z"), 300))+"\n\n"), uint16(100))
 	f.Add([]byte("data: unterminated"), uint16(10))
 	f.Fuzz(func(t *testing.T, body []byte, limit uint16) {
-		for data, err := range sseData(bytes.NewReader(body), int64(limit)) {
+		for data, err := range sseread.Data(bytes.NewReader(body), int64(limit)) {
 			if err != nil {
 				if !errors.Is(err, egress.ErrTooLarge) {
 					t.Fatalf("unexpected error %v", err)

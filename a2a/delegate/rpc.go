@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/wopinterop/wopinterop/internal/sseread"
+
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
@@ -225,7 +227,7 @@ func (t *rpcTransport) stream(ctx context.Context, params a2aclient.ServiceParam
 			yield(nil, err)
 			return
 		}
-		for data, err := range sseData(resp.Body, t.p.maxBytes) {
+		for data, err := range sseread.Data(resp.Body, t.p.maxBytes) {
 			if err != nil {
 				yield(nil, readError(err))
 				return

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wopinterop/wopinterop/internal/sseread"
+
 	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/version"
 )
@@ -88,7 +90,7 @@ func FuzzSSEData(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		const limit = 256
 		stopped := false
-		for data, err := range sseData(bytes.NewReader(body), limit) {
+		for data, err := range sseread.Data(bytes.NewReader(body), limit) {
 			if stopped {
 				t.Fatal("an event after an error")
 			}

@@ -1,23 +1,21 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"iter"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/sseread"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wopinterop/wopinterop/egress"
 	"github.com/wopinterop/wopinterop/internal/recovery"
 	"github.com/wopinterop/wopinterop/internal/tracecontext"
 )
@@ -242,7 +240,7 @@ func (ln *listener) stream(ctx context.Context, reopened bool) error {
 		return fmt.Errorf("%w: answered %d without a stream", errListenRefused, resp.StatusCode)
 	}
 	acked := false
-	for data, err := range sseData(resp.Body, maxListenEvent) {
+	for data, err := range sseread.Data(resp.Body, maxListenEvent) {
 		if err != nil {
 			return fmt.Errorf("remote: subscriptions/listen: %w", err)
 		}
@@ -348,59 +346,4 @@ func withListenStream(ctx context.Context) context.Context {
 func isListenStream(ctx context.Context) bool {
 	v, _ := ctx.Value(listenStreamKey{}).(bool)
 	return v
-}
-
-// sseData yields the data of each event of a text/event-stream body
-// (WHATWG HTML §9.2.6, "Interpreting an event stream"): the data lines of
-// an event joined by line feeds, dispatched at a blank line; comments and
-// the other fields are dropped, and an event without data dispatches
-// nothing. One event — every line of it — may take at most limit bytes;
-// past it the iterator yields an *egress.TooLargeError and stops. It ends
-// without an error at the end of the body.
-func sseData(r io.Reader, limit int64) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		br := bufio.NewReaderSize(r, 4<<10)
-		var data, line []byte
-		hasData := false
-		size := int64(0)
-		for {
-			line = line[:0]
-			for {
-				chunk, err := br.ReadSlice('\n')
-				if size += int64(len(chunk)); size > limit {
-					yield(nil, &egress.TooLargeError{Limit: limit})
-					return
-				}
-				line = append(line, chunk...)
-				if errors.Is(err, bufio.ErrBufferFull) {
-					continue
-				}
-				if err == io.EOF {
-					return // an event the stream ends inside is discarded
-				}
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				break
-			}
-			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-			if len(line) == 0 {
-				if hasData && !yield(data, nil) {
-					return
-				}
-				data, hasData, size = nil, false, 0
-				continue
-			}
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			if string(field) != "data" {
-				continue // a comment (empty field), or event, id, retry
-			}
-			if hasData {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(value, []byte(" "))...)
-			hasData = true
-		}
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -605,32 +604,6 @@ func TestCacheKeyedByEndpoint(t *testing.T) {
 		if err != nil || !slices.Equal(toolNames(tools), []string{want}) {
 			t.Fatalf("%s lists %q (%v), want [%s]", alias, toolNames(tools), err, want)
 		}
-	}
-}
-
-func TestSSEData(t *testing.T) {
-	body := ": hello\n\ndata: {\"a\":\r\ndata:1}\r\n\r\nevent: x\nid: 7\n\ndata\n\ndata: last"
-	var got []string
-	for data, err := range sseData(strings.NewReader(body), 64) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, string(data))
-	}
-	// Comments and fields without data dispatch nothing; "data" alone is
-	// an empty line of data; an event the stream ends inside is dropped.
-	if want := []string{"{\"a\":\n1}", ""}; !slices.Equal(got, want) {
-		t.Fatalf("events %q, want %q", got, want)
-	}
-	n := 0
-	for _, err := range sseData(strings.NewReader("data: "+strings.Repeat("x", 64)+"\n\n"), 64) {
-		var tl *egress.TooLargeError
-		if n++; !errors.As(err, &tl) {
-			t.Fatalf("an oversized event: %v", err)
-		}
-	}
-	if n != 1 {
-		t.Fatalf("%d yields for an oversized event, want one error", n)
 	}
 }
 

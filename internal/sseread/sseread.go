@@ -1,4 +1,8 @@
-package delegate
+// Package sseread reads the data of a text/event-stream body, for the two
+// clients that consume one: a2a/delegate (SendStreamingMessage and
+// SubscribeToTask over JSON-RPC) and mcp/remote (subscriptions/listen).
+// Memory follows the bytes of one event, never the stream.
+package sseread
 
 import (
 	"bufio"
@@ -10,7 +14,7 @@ import (
 	"github.com/wopinterop/wopinterop/egress"
 )
 
-// sseData yields the data of each event of a text/event-stream body
+// Data yields the data of each event of a text/event-stream body
 // (WHATWG HTML §9.2.6, "Interpreting an event stream"): the "data" lines
 // of an event joined by line feeds, dispatched at a blank line. Comments
 // and the event, id and retry fields are read and dropped; an event
@@ -20,7 +24,7 @@ import (
 // One event — every line of it, comments included — may take at most
 // limit bytes; past it the iterator yields an *egress.TooLargeError and
 // stops, having buffered no more than the limit and one read.
-func sseData(r io.Reader, limit int64) iter.Seq2[[]byte, error] {
+func Data(r io.Reader, limit int64) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		br := bufio.NewReaderSize(r, 4<<10)
 		var (
