@@ -171,14 +171,7 @@ func (s *server) invokeA2A(w http.ResponseWriter, r *http.Request, sub interop.S
 	job := &seamCall{a2aInvoke: call, done: make(chan seamResult, 1)}
 	token := s.delegation.seamOps.put(job)
 	defer s.delegation.seamOps.take(token)
-	inputs, _ := json.Marshal(map[string]string{"call": token}) // strings always encode
-	run, _, err := s.runs.CreateRun(ctx, sub, interop.CreateRunRequest{
-		WorkflowID:    seamWorkflowID,
-		Inputs:        inputs,
-		Transport:     interop.TransportREST,
-		Trace:         parseTrace(r.Header),
-		TrustBoundary: interop.TrustUntrusted,
-	})
+	run, err := s.startSeamRun(ctx, r, sub, seamWorkflowID, token)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -200,6 +193,21 @@ func (s *server) invokeA2A(w http.ResponseWriter, r *http.Request, sub interop.S
 		return
 	}
 	s.respond(w, r, http.StatusOK, a2aInvokedView{NegotiatedVersion: res.version, RunID: run.ID})
+}
+
+// startSeamRun starts a seam's hidden workflow in the caller's tenant,
+// untrusted, with the request's trace context; its only input is the token
+// under which the handler parked the call (both seams).
+func (s *server) startSeamRun(ctx context.Context, r *http.Request, sub interop.Subject, workflowID, token string) (interop.Run, error) {
+	inputs, _ := json.Marshal(map[string]string{"call": token}) // strings always encode
+	run, _, err := s.runs.CreateRun(ctx, sub, interop.CreateRunRequest{
+		WorkflowID:    workflowID,
+		Inputs:        inputs,
+		Transport:     interop.TransportREST,
+		Trace:         parseTrace(r.Header),
+		TrustBoundary: interop.TrustUntrusted,
+	})
+	return run, err
 }
 
 // awaitEnd long-polls the run's log until the run is terminal or ctx ends.

@@ -176,14 +176,7 @@ func (s *server) invokeMCP(w http.ResponseWriter, r *http.Request, sub interop.S
 	job := &mcpSeamCall{mcpInvoke: call, done: make(chan mcpSeamResult, 1)}
 	token := s.tools.seamOps.put(job)
 	defer s.tools.seamOps.take(token)
-	inputs, _ := json.Marshal(map[string]string{"call": token}) // strings always encode
-	run, _, err := s.runs.CreateRun(ctx, sub, interop.CreateRunRequest{
-		WorkflowID:    mcpSeamWorkflowID,
-		Inputs:        inputs,
-		Transport:     interop.TransportREST,
-		Trace:         parseTrace(r.Header),
-		TrustBoundary: interop.TrustUntrusted,
-	})
+	run, err := s.startSeamRun(ctx, r, sub, mcpSeamWorkflowID, token)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
