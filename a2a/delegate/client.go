@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/wopinterop/wopinterop/egress"
+	"github.com/wopinterop/wopinterop/internal/admissions"
 	"github.com/wopinterop/wopinterop/internal/interopmap"
 	"github.com/wopinterop/wopinterop/internal/version"
 	"github.com/wopinterop/wopinterop/interop"
@@ -102,8 +102,7 @@ type Client struct {
 	log     *slog.Logger
 	reverse *interopmap.Map
 
-	mu         sync.RWMutex
-	admissions map[string]Admission
+	admissions *admissions.Registry[Admission]
 }
 
 // New validates deps and opts and returns a client. Every admission is
@@ -132,7 +131,7 @@ func New(deps Deps, opts Options) (*Client, error) {
 		creds:      deps.Credentials,
 		opts:       opts,
 		log:        opts.Logger,
-		admissions: map[string]Admission{},
+		admissions: admissions.New(cloneAdmission),
 		reverse:    (*interopmap.Map)(deps.Map),
 	}
 	if c.reverse == nil {
@@ -143,11 +142,9 @@ func New(deps Deps, opts Options) (*Client, error) {
 			problems = append(problems, fmt.Errorf("Deps.Admissions[%d]: %w", i, err))
 			continue
 		}
-		if _, dup := c.admissions[a.Alias]; dup {
+		if !c.admissions.Add(a.Alias, a) {
 			problems = append(problems, fmt.Errorf("Deps.Admissions[%d]: alias %q is admitted twice", i, a.Alias))
-			continue
 		}
-		c.admissions[a.Alias] = cloneAdmission(a)
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("delegate: invalid configuration: %w", errors.Join(problems...))
@@ -185,31 +182,19 @@ func (c *Client) Admit(a Admission) error {
 	if err := c.validate(&a); err != nil {
 		return fmt.Errorf("delegate: %w", err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.admissions[a.Alias] = cloneAdmission(a)
+	c.admissions.Put(a.Alias, a)
 	return nil
 }
 
 // Revoke removes the admission of alias; it reports whether there was
 // one. Connections already made are not affected.
 func (c *Client) Revoke(alias string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.admissions[alias]
-	delete(c.admissions, alias)
-	return ok
+	return c.admissions.Delete(alias)
 }
 
 // Admission returns a copy of the admission of alias.
 func (c *Client) Admission(alias string) (Admission, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	a, ok := c.admissions[alias]
-	if !ok {
-		return Admission{}, false
-	}
-	return cloneAdmission(a), true
+	return c.admissions.Get(alias)
 }
 
 func (c *Client) validate(a *Admission) error {

@@ -10,12 +10,12 @@ import (
 	"net/url"
 	"runtime/debug"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wopinterop/wopinterop/egress"
+	"github.com/wopinterop/wopinterop/internal/admissions"
 	"github.com/wopinterop/wopinterop/internal/version"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -137,8 +137,7 @@ type Client struct {
 	// again (listen.go); tests shorten it.
 	listenRetry [2]time.Duration
 
-	mu         sync.RWMutex
-	admissions map[string]Admission
+	admissions *admissions.Registry[Admission]
 }
 
 // New validates deps and opts and returns a client. Every admission is
@@ -182,18 +181,16 @@ func New(deps Deps, opts Options) (*Client, error) {
 		log:        opts.Logger,
 		maxRounds:  deps.MaxRounds,
 		info:       opts.ClientInfo,
-		admissions: map[string]Admission{},
+		admissions: admissions.New(cloneAdmission),
 	}
 	for i, a := range deps.Admissions {
 		if err := c.validate(&a); err != nil {
 			problems = append(problems, fmt.Errorf("Deps.Admissions[%d]: %w", i, err))
 			continue
 		}
-		if _, dup := c.admissions[a.Alias]; dup {
+		if !c.admissions.Add(a.Alias, a) {
 			problems = append(problems, fmt.Errorf("Deps.Admissions[%d]: alias %q is admitted twice", i, a.Alias))
-			continue
 		}
-		c.admissions[a.Alias] = cloneAdmission(a)
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("remote: invalid configuration: %w", errors.Join(problems...))
@@ -269,31 +266,19 @@ func (c *Client) Admit(a Admission) error {
 	if err := c.validate(&a); err != nil {
 		return fmt.Errorf("remote: %w", err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.admissions[a.Alias] = cloneAdmission(a)
+	c.admissions.Put(a.Alias, a)
 	return nil
 }
 
 // Revoke removes the admission of alias; it reports whether there was
 // one. Sessions already made are not affected.
 func (c *Client) Revoke(alias string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.admissions[alias]
-	delete(c.admissions, alias)
-	return ok
+	return c.admissions.Delete(alias)
 }
 
 // Admission returns a copy of the admission of alias.
 func (c *Client) Admission(alias string) (Admission, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	a, ok := c.admissions[alias]
-	if !ok {
-		return Admission{}, false
-	}
-	return cloneAdmission(a), true
+	return c.admissions.Get(alias)
 }
 
 // InvalidateCredential drops every cached list fetched under ref (the same
