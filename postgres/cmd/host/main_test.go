@@ -24,16 +24,17 @@ const (
 	routingSecret = "0000000000000000000000000000000000000000000000000000000000000002"
 )
 
-// startReplica runs the host on dsn on a free loopback port until t ends
-// and returns its origin.
-func startReplica(t *testing.T, dsn string) string {
+// startReplica runs the host on dsn on a free loopback port until t ends,
+// with the shared keys and extra flags, and returns its origin.
+func startReplica(t *testing.T, dsn string, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, w := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- hostapp.Main(ctx, []string{"-postgres", dsn, "-addr", "127.0.0.1:0",
-			"-seal-key", sealKey, "-routing-secret", routingSecret, "-log-level", "error"}, w, io.Discard, nil, backend())
+		args := append([]string{"-postgres", dsn, "-addr", "127.0.0.1:0",
+			"-seal-key", sealKey, "-routing-secret", routingSecret, "-log-level", "error"}, extra...)
+		done <- hostapp.Main(ctx, args, w, io.Discard, nil, backend())
 		_ = w.Close()
 	}()
 	lines := bufio.NewScanner(out)
