@@ -208,6 +208,45 @@ func TestRescanFollowsARunAfterItsReplicaDies(t *testing.T) {
 	})
 }
 
+// TestTwoReplicasFollowOneRun: both replicas follow one run — A since
+// the registration, B since its rescan — and both queue each push. They
+// name it alike and render it alike, so the receiver gets every push in
+// run order, and a key it sees twice (B queued a push again after A had
+// sent and removed it: the at-least-once window) carries the same body.
+func TestTwoReplicasFollowOneRun(t *testing.T) {
+	rc := newReceiver(t, nil)
+	e := newPushEnv(t, withAllow(rc.origin()), withLease(time.Minute, 5*time.Millisecond), withRescan(time.Hour))
+	b, _ := e.replica(t, []string{rc.origin()}, nil, func(o *push.Options) {
+		o.LeaseTTL, o.OutboxPoll, o.WatchRescan = time.Minute, 5*time.Millisecond, 5*time.Millisecond
+	})
+	const chunks = 12
+	run := e.suspended(t, e.alice, chunks)
+	e.register(t, e.alice, run, Spec{URL: rc.origin(), Token: secretToken})
+	waitFor(t, "B following the run", func() bool { return follows(b, run.ID) })
+	e.accept(t, e.alice, run)
+	bodies := map[string]string{}
+	var got []string
+	dups := 0
+	for len(got) < chunks+2 {
+		r := rc.next(t)
+		k, l := keyOf(r), label(t, r.body)
+		if prev, ok := bodies[k]; ok {
+			dups++
+			if prev != string(r.body) {
+				t.Errorf("key %s came with two bodies:\n%s\n%s", k, prev, r.body)
+			}
+			continue
+		}
+		bodies[k] = string(r.body)
+		got = append(got, l)
+	}
+	if diff := cmp.Diff(wantLabels(chunks), got); diff != "" {
+		t.Fatalf("pushes, duplicates dropped (-want +got):\n%s", diff)
+	}
+	waitFor(t, "the outbox drained", func() bool { return e.outbox.Len() == 0 })
+	t.Logf("%d pushes, %d sent again within the at-least-once window", len(got), dups)
+}
+
 // TestRescanFollowsOnlyLiveTasks: a replica's rescan follows a task whose
 // config another replica registered, but not one whose config was
 // deleted or registered on a finished run (done at once); and it stops
