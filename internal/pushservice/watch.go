@@ -18,8 +18,9 @@ import (
 // event log (RunStore.WatchRun under the registering Subject), renders each
 // event into push bodies once, and queues one delivery per body for every
 // config whose watermark is below the event. It ends after the terminal
-// event, when the task's last config is deleted, when the run can no
-// longer be read, or on Close.
+// event, when the task's last config is deleted (here, or on another
+// replica: the next rescan stops it), when the run can no longer be read,
+// or on Close.
 
 // watcher is one task's follower. Its fields are guarded by Service.mu.
 type watcher struct {
