@@ -77,7 +77,8 @@ type ConfigStore interface {
 	// seq where it is lower.
 	Advance(ctx context.Context, taskID string, seq int64) error
 	// Live returns every record that is not done, for resuming the
-	// watchers when delivery starts.
+	// watchers when delivery starts and, on every replica, once per
+	// Options.WatchRescan, to follow the tasks other replicas registered.
 	Live(ctx context.Context) ([]Record, error)
 }
 

@@ -72,9 +72,20 @@
 // each A2A server's delivery worker under its own owner name — drain one
 // outbox together: a worker leases the head of a config's lane, renews
 // the lease while it works ([Options.LeaseTTL]) and removes the delivery
-// once it is finished. A replica follows the runs of the configs
-// registered through it, and at its Start those of every live config; any
-// replica delivers. Only a lane's head is leased, so a config gets its
+// once it is finished. Every replica follows the run of every task with a
+// live config: those registered through it at once, the others from their
+// lowest watermark at its Start and then at the next
+// [Options.WatchRescan], so the run of a task whose replica died is still
+// pushed (and a task whose configs were deleted through another replica
+// is no longer followed after the next rescan). The cost is one run watch per live task on each replica, each
+// event rendered once per replica and its pushes offered to the outbox
+// once per replica, and a read of ConfigStore.Live per rescan. It is safe
+// because the replicas name each push alike (below) and render it alike:
+// the outbox keeps a push it already holds once, and a replica skips the
+// events a config's watermark says were queued; only a push queued again
+// after it was sent and removed goes out twice, within the at-least-once
+// window, under the same Idempotency-Key. Any replica delivers. Only a
+// lane's head is leased, so a config gets its
 // pushes in run order whichever replica sends them. A worker that dies
 // mid-delivery loses nothing: once its lease expires another replica
 // takes the push over and sends it again. Delivery is therefore at least

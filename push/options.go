@@ -35,9 +35,14 @@ type Options struct {
 	LeaseTTL time.Duration
 	// OutboxPoll is how often the worker looks in the Outbox for
 	// deliveries another replica queued or left behind; a delivery this
-	// worker queues is started at once. 0 means 1s. Both durations are
-	// measured on the system clock, whatever Clock is.
+	// worker queues is started at once. 0 means 1s.
 	OutboxPoll time.Duration
+	// WatchRescan is how often the worker reads ConfigStore.Live and
+	// follows the runs of the tasks it does not follow yet — those whose
+	// configs another replica registered — so a run whose replica died is
+	// still pushed. 0 means 5s. The three durations are measured on the
+	// system clock, whatever Clock is.
+	WatchRescan time.Duration
 	// Retry bounds each push's attempts; the zero value is the default
 	// policy (see RetryPolicy).
 	Retry RetryPolicy

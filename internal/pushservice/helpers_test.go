@@ -440,9 +440,16 @@ func newPushEnv(t testing.TB, opts ...envOption) *pushEnv {
 // the run once it waits for its approval.
 func (e *pushEnv) suspended(t testing.TB, sub interop.Subject, n int) interop.Run {
 	t.Helper()
+	return e.suspendedOf(t, sub, stepsWorkflow, n)
+}
+
+// suspendedOf is suspended for another workflow that takes n and first
+// waits for an approval.
+func (e *pushEnv) suspendedOf(t testing.TB, sub interop.Subject, workflow string, n int) interop.Run {
+	t.Helper()
 	ctx := context.Background()
 	run, _, err := e.store.CreateRun(ctx, sub, interop.CreateRunRequest{
-		WorkflowID: stepsWorkflow, Inputs: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
+		WorkflowID: workflow, Inputs: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
 		Transport: interop.TransportA2A, ContextID: "ctx-push", TrustBoundary: interop.TrustUntrusted,
 	})
 	if err != nil {

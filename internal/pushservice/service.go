@@ -73,11 +73,14 @@ type Service struct {
 	owner    string
 	leaseTTL time.Duration
 	poll     time.Duration
-	wake     chan struct{} // a delivery was queued or finished: lease again
+	// rescanEvery is how often the live configs are read again (rescan.go).
+	rescanEvery time.Duration
+	wake        chan struct{} // a delivery was queued or finished: lease again
 
 	mu       sync.Mutex
 	state    serviceState
 	watchers map[string]*watcher
+	scans    uint64           // rescans begun (rescan.go)
 	held     map[string]*held // the leases this worker holds, by delivery id
 	// lanesStopped: no delivery goroutine may start any more (Close).
 	lanesStopped bool
@@ -124,8 +127,8 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 	if o.MaxConfigsPerTask < 0 || o.Concurrency < 0 {
 		problems = append(problems, errors.New("MaxConfigsPerTask and Concurrency must not be negative"))
 	}
-	if o.LeaseTTL < 0 || o.OutboxPoll < 0 {
-		problems = append(problems, errors.New("LeaseTTL and OutboxPoll must not be negative"))
+	if o.LeaseTTL < 0 || o.OutboxPoll < 0 || o.WatchRescan < 0 {
+		problems = append(problems, errors.New("LeaseTTL, OutboxPoll and WatchRescan must not be negative"))
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("push: invalid options: %w", errors.Join(problems...))
@@ -136,7 +139,7 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 		retry: retry, maxPerTask: o.MaxConfigsPerTask,
 		log: o.Logger, now: o.Now, clock: o.Clock,
 		owner:    "ow-" + isolation.NewOpaque(),
-		leaseTTL: o.LeaseTTL, poll: o.OutboxPoll,
+		leaseTTL: o.LeaseTTL, poll: o.OutboxPoll, rescanEvery: o.WatchRescan,
 		wake:     make(chan struct{}, 1),
 		watchers: map[string]*watcher{},
 		held:     map[string]*held{},
@@ -148,6 +151,9 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 	}
 	if s.poll == 0 {
 		s.poll = defaultOutboxPoll
+	}
+	if s.rescanEvery == 0 {
+		s.rescanEvery = defaultWatchRescan
 	}
 	if s.guard == nil {
 		if s.guard, err = egress.NewGuard(egress.GuardOptions{}); err != nil {
@@ -189,8 +195,9 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 
 // Start resumes what the stores hold — a watcher for every task with a
 // live config, and the worker that leases the outbox's deliveries, those
-// queued before too — and lets registrations start watchers. Call it
-// once, before serving.
+// queued before too — and lets registrations start watchers. From then
+// on, every WatchRescan, it follows the tasks whose configs other
+// replicas registered (rescan.go). Call it once, before serving.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.state != stateNew {
@@ -206,15 +213,9 @@ func (s *Service) Start(ctx context.Context) error {
 	defer s.mu.Unlock()
 	s.state = stateStarted
 	go s.pump()
-	from := map[string]push.Record{} // per task: the lowest watermark
-	for _, r := range live {
-		if low, ok := from[r.TaskID]; !ok || r.After < low.After {
-			from[r.TaskID] = r
-		}
-	}
-	for _, r := range from {
-		s.watchLocked(r, "")
-	}
+	s.watchWG.Add(1)
+	go s.rescan()
+	s.followLiveLocked(live)
 	return nil
 }
 

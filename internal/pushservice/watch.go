@@ -18,8 +18,9 @@ import (
 // event log (RunStore.WatchRun under the registering Subject), renders each
 // event into push bodies once, and queues one delivery per body for every
 // config whose watermark is below the event. It ends after the terminal
-// event, when the task's last config is deleted, when the run can no
-// longer be read, or on Close.
+// event, when the task's last config is deleted (here, or on another
+// replica: the next rescan stops it), when the run can no longer be read,
+// or on Close.
 
 // watcher is one task's follower. Its fields are guarded by Service.mu.
 type watcher struct {
@@ -30,6 +31,9 @@ type watcher struct {
 	// before leaving after the terminal event, the watcher looks again for
 	// a config the terminal event may have missed.
 	recheck bool
+	// seen is the rescan under way when the watcher was started or last
+	// given a config: a rescan that began later may stop it (rescan.go).
+	seen uint64
 }
 
 func (w *watcher) stop() {
@@ -45,11 +49,11 @@ func (s *Service) watchLocked(rec push.Record, prev interop.RunStatus) {
 		return // Start resumes live configs; Close stops everything
 	}
 	if w := s.watchers[rec.TaskID]; w != nil && !w.stopped {
-		w.recheck = true
+		w.recheck, w.seen = true, s.scans
 		return
 	}
 	ctx, cancel := context.WithCancel(s.watchCtx)
-	w := &watcher{task: rec.TaskID, cancel: cancel}
+	w := &watcher{task: rec.TaskID, cancel: cancel, seen: s.scans}
 	s.watchers[rec.TaskID] = w
 	s.watchWG.Add(1)
 	go s.watch(ctx, w, rec.Subject.Clone(), TaskRef{ID: rec.TaskID, ContextID: rec.ContextID}, rec.After, prev)
@@ -191,7 +195,16 @@ func (s *Service) follow(ctx context.Context, sub interop.Subject, task TaskRef,
 func (s *Service) followOnce(ctx context.Context, sub interop.Subject, task TaskRef, from *int64, prev *interop.RunStatus) (res followResult, err error) {
 	res = followAgain
 	defer s.recovered(ctx, "following the run", task.ID, &err)
-	events, err := s.store.WatchRun(ctx, sub, task.ID, *from)
+	// A watcher resumed from a watermark (Start, the rescan) does not know
+	// the run's status there; it reads the event at the watermark too, so
+	// it renders what follows exactly as the watcher that queued up to the
+	// watermark did: no statusUpdate for a status that did not change, and
+	// the same bodies under the same delivery ids as another replica's.
+	after := *from
+	if *prev == "" && after > 0 {
+		after--
+	}
+	events, err := s.store.WatchRun(ctx, sub, task.ID, after)
 	switch {
 	case ctx.Err() != nil:
 		return followStopped, nil
@@ -205,6 +218,9 @@ func (s *Service) followOnce(ctx context.Context, sub interop.Subject, task Task
 			break
 		}
 		if ev.Sequence <= *from {
+			if ev.Sequence == *from && *prev == "" {
+				*prev = ev.Status
+			}
 			continue
 		}
 		qerr := s.contained(ctx, "queueing a run event", task.ID, func() error { return s.queueEvent(ctx, sub, task, &ev, *prev) })
