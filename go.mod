@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/go-jose/go-jose/v4 v4.1.9
+	github.com/google/btree v1.1.3
 	github.com/google/go-cmp v0.7.0
 	github.com/gowebpki/jcs v1.0.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -14,6 +14,7 @@ require (
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+	github.com/google/btree v1.1.3 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gowebpki/jcs v1.0.2 // indirect

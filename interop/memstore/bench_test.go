@@ -201,3 +201,63 @@ func BenchmarkPurgeRuns(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/run")
 }
+
+// listScales are the tenant sizes of the scaling benchmarks: a page of
+// ListRuns and a CreateRun should cost the same at each.
+var listScales = []int{1000, 10000, 100000}
+
+// BenchmarkListRunsScale lists a page of 50 from one tenant of n runs:
+// the first page, a page from the middle of the listing (deep-page), and
+// the first page of a contextId filter.
+func BenchmarkListRunsScale(b *testing.B) {
+	for _, n := range listScales {
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			s, sub, _ := benchStore(b, n)
+			ctx := context.Background()
+			deep := interop.ListRunsQuery{PageSize: MaxPageSize}
+			for range n / 2 / MaxPageSize {
+				page, err := s.ListRuns(ctx, sub, deep)
+				if err != nil || page.NextCursor == "" {
+					b.Fatalf("paging to the middle: %v", err)
+				}
+				deep.Cursor = page.NextCursor
+			}
+			deep.PageSize = 50
+			for _, bc := range []struct {
+				name string
+				q    interop.ListRunsQuery
+			}{
+				{"first-page", interop.ListRunsQuery{PageSize: 50}},
+				{"deep-page", deep},
+				{"context", interop.ListRunsQuery{PageSize: 50, ContextID: "ctx"}},
+			} {
+				b.Run(bc.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						page, err := s.ListRuns(ctx, sub, bc.q)
+						if err != nil || len(page.Runs) != 50 || page.Total != n {
+							b.Fatalf("%d runs, total %d, err %v", len(page.Runs), page.Total, err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkCreateRunScale creates runs in a tenant that already holds n.
+func BenchmarkCreateRunScale(b *testing.B) {
+	for _, n := range listScales {
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			s, sub, _ := benchStore(b, n)
+			req := interop.CreateRunRequest{WorkflowID: FixtureNoop, Transport: interop.TransportA2A, ContextID: "ctx"}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := s.CreateRun(ctx, sub, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

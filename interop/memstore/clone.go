@@ -202,17 +202,17 @@ func cloneRun(r *interop.Run) interop.Run {
 	return a.cloneRun(r)
 }
 
-// cloneRecs copies the runs of recs out of one arena. It never returns nil,
-// so an empty page encodes as [].
-func cloneRecs(recs []*runRecord) []interop.Run {
+// cloneEntries copies the runs of a ListRuns page out of one arena. It
+// never returns nil, so an empty page encodes as [].
+func cloneEntries(page []*listEntry) []interop.Run {
 	var z cloneSizes
-	for _, rec := range recs {
-		z.addRun(&rec.run)
+	for _, e := range page {
+		z.addRun(&e.rec.run)
 	}
 	a := newArena(z)
-	out := make([]interop.Run, len(recs))
-	for i, rec := range recs {
-		out[i] = a.cloneRun(&rec.run)
+	out := make([]interop.Run, len(page))
+	for i, e := range page {
+		out[i] = a.cloneRun(&e.rec.run)
 	}
 	return out
 }

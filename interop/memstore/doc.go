@@ -54,6 +54,10 @@
 //     event.
 //   - Stable listing (OpenWOP interop map, a2a.operations): runs are kept sorted by status timestamp
 //     (newest first, id descending), and cursors are signed keyset positions.
+//     Every combination of workspace, contextId and workflowId keeps its
+//     runs in one B-tree per status with its count, so a page and its
+//     Total cost O(page + log n) in a tenant of n runs, and creating a run
+//     O(log n); only a statusAfter bound counts its matching runs one by one.
 //   - Returned values are copies: callers can never change store state.
 //
 // # MCP tools

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"sort"
 
 	"github.com/wopinterop/wopinterop/interop"
 )
@@ -12,47 +11,6 @@ const (
 	DefaultPageSize = 50
 	MaxPageSize     = 100
 )
-
-// runIndex keeps a tenant's runs in ListRuns order: status timestamp
-// newest first, run id descending on ties. Keeping it sorted on every
-// status change makes a list page a binary search plus a scan, with no
-// sorting or allocation on the read path.
-type runIndex struct{ recs []*runRecord }
-
-// listKey is a position in ListRuns order.
-type listKey struct {
-	at int64 // StatusAt in Unix nanoseconds
-	id string
-}
-
-func keyOf(rec *runRecord) listKey { return listKey{at: rec.run.StatusAt.UnixNano(), id: rec.id} }
-
-// before reports whether a is listed before b.
-func (a listKey) before(b listKey) bool {
-	if a.at != b.at {
-		return a.at > b.at
-	}
-	return a.id > b.id
-}
-
-// search returns the index of the first run not listed before k.
-func (x *runIndex) search(k listKey) int {
-	return sort.Search(len(x.recs), func(i int) bool { return !keyOf(x.recs[i]).before(k) })
-}
-
-func (x *runIndex) insert(rec *runRecord) {
-	i := x.search(keyOf(rec))
-	x.recs = append(x.recs, nil)
-	copy(x.recs[i+1:], x.recs[i:])
-	x.recs[i] = rec
-}
-
-func (x *runIndex) remove(rec *runRecord) {
-	i := x.search(keyOf(rec))
-	if i < len(x.recs) && x.recs[i] == rec {
-		x.recs = append(x.recs[:i], x.recs[i+1:]...)
-	}
-}
 
 // listFilter is a validated ListRunsQuery plus the reader's workspace.
 type listFilter struct {
@@ -64,40 +22,43 @@ type listFilter struct {
 	hasAfter    bool
 }
 
-// statusBit is st's bit in a status set, or 0 for an unknown status.
-func statusBit(st interop.RunStatus) uint16 {
+// numStatuses is the number of run statuses (interop.AllStatuses).
+const numStatuses = 10
+
+// statusIndex is st's position in AllStatuses order, which is also its bit
+// in a status set; an unknown status is -1.
+func statusIndex(st interop.RunStatus) int {
 	switch st {
 	case interop.StatusPending:
-		return 1 << 0
+		return 0
 	case interop.StatusRunning:
-		return 1 << 1
+		return 1
 	case interop.StatusPaused:
-		return 1 << 2
+		return 2
 	case interop.StatusWaitingApproval:
-		return 1 << 3
+		return 3
 	case interop.StatusWaitingInput:
-		return 1 << 4
+		return 4
 	case interop.StatusWaitingExternal:
-		return 1 << 5
+		return 5
 	case interop.StatusCompleted:
-		return 1 << 6
+		return 6
 	case interop.StatusFailed:
-		return 1 << 7
+		return 7
 	case interop.StatusCancelling:
-		return 1 << 8
+		return 8
 	case interop.StatusCancelled:
-		return 1 << 9
+		return 9
 	}
-	return 0
+	return -1
 }
 
-func (f *listFilter) match(rec *runRecord) bool {
-	r := &rec.run
-	return (f.workspace == "" || r.Workspace == f.workspace) &&
-		(f.contextID == "" || r.ContextID == f.contextID) &&
-		(f.workflowID == "" || r.WorkflowID == f.workflowID) &&
-		(f.statuses == 0 || f.statuses&statusBit(r.Status) != 0) &&
-		(!f.hasAfter || r.StatusAt.UnixNano() >= f.statusAfter)
+// statusBit is st's bit in a status set, or 0 for an unknown status.
+func statusBit(st interop.RunStatus) uint16 {
+	if i := statusIndex(st); i >= 0 {
+		return 1 << i
+	}
+	return 0
 }
 
 // ListRuns lists the runs GetRun would return to sub, filtered by q,
@@ -133,13 +94,13 @@ func (s *Store) ListRuns(ctx context.Context, sub interop.Subject, q interop.Lis
 		f.statusAfter, f.hasAfter = q.StatusAfter.UnixNano(), true
 	}
 	scope := cursorScope{tenant: sub.Tenant, filter: &f}
-	var start listKey
-	hasStart := q.Cursor != ""
-	if hasStart {
-		var ok bool
-		if start, ok = s.cursors.decode(scope, q.Cursor); !ok {
+	var start *listKey
+	if q.Cursor != "" {
+		k, ok := s.cursors.decode(scope, q.Cursor)
+		if !ok {
 			return interop.RunPage{}, &interop.InputError{Field: "cursor", Reason: "not a cursor issued for this query"}
 		}
+		start = &k
 	}
 
 	t := s.tenant(sub.Tenant)
@@ -148,37 +109,16 @@ func (s *Store) ListRuns(ctx context.Context, sub interop.Subject, q interop.Lis
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	recs := t.byStatusAt.recs
-	from := 0
-	if hasStart {
-		// First run listed strictly after the cursor position.
-		from = sort.Search(len(recs), func(i int) bool { return start.before(keyOf(recs[i])) })
-	}
-	// One pass: count every match (Total), collect the page, and note
-	// whether a match follows it.
-	var (
-		total int
-		buf   [MaxPageSize]*runRecord // the page stays on the stack
-		page  = buf[:0]
-		more  bool
-	)
-	for i, rec := range recs {
-		if !f.match(rec) {
-			continue
-		}
-		total++
-		if i < from {
-			continue
-		}
-		if len(page) < size {
-			page = append(page, rec)
-		} else {
-			more = true
-		}
-	}
-	out := interop.RunPage{Runs: cloneRecs(page), Total: total}
+	// One more than the page tells whether a run follows it.
+	var buf pageBuffers
+	entries, total := t.index.page(&f, start, size+1, &buf)
+	more := len(entries) > size
 	if more {
-		out.NextCursor = s.cursors.encode(scope, keyOf(page[len(page)-1]))
+		entries = entries[:size]
+	}
+	out := interop.RunPage{Runs: cloneEntries(entries), Total: total}
+	if more {
+		out.NextCursor = s.cursors.encode(scope, entries[len(entries)-1].key)
 	}
 	return out, nil
 }

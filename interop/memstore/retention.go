@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"runtime/debug"
-	"slices"
 	"time"
 )
 
@@ -117,48 +116,28 @@ func (s *Store) purgeExpired() (runs, events int) {
 }
 
 // purgeRuns removes up to limit terminal runs whose status timestamp is
-// before cutoff (Unix nanoseconds), oldest first, and returns how many.
-// The index is sorted by status timestamp, so the candidates are its tail;
-// the live runs among them stay.
+// before cutoff (Unix nanoseconds), oldest first per status, and returns
+// how many. They are the oldest entries of the tenant's terminal-status
+// trees, so finding them costs O(limit + log n); live runs are never
+// among them.
 func (t *tenantState) purgeRuns(cutoff int64, limit int) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	recs := t.byStatusAt.recs
-	first := len(recs)
-	for first > 0 && recs[first-1].run.StatusAt.UnixNano() < cutoff {
-		first--
+	expired := t.index.oldestTerminal(nil, cutoff, limit)
+	for _, rec := range expired {
+		t.dropRunLocked(rec)
 	}
-	purged := 0
-	for i := len(recs) - 1; i >= first && purged < limit; i-- {
-		rec := recs[i]
-		if !rec.run.Status.Terminal() {
-			continue
-		}
-		rec.purged = true
-		delete(t.runs, rec.id)
-		if rec.hasKey && t.idempotency[rec.idem] == rec {
-			delete(t.idempotency, rec.idem)
-		}
-		purged++
-	}
-	if purged == 0 {
+	if len(expired) == 0 {
 		return 0
 	}
-	// DeleteFunc zeroes the vacated tail, so the index keeps no pointer to
-	// a purged run.
-	kept := slices.DeleteFunc(recs[first:], func(rec *runRecord) bool { return rec.purged })
-	recs = recs[:first+len(kept)]
-	if cap(recs) > 256 && cap(recs) > 4*len(recs) {
-		recs = slices.Clone(recs)
-	}
-	t.byStatusAt.recs = recs
-	t.purgedSinceRebuild += purged
+	t.purgedSinceRebuild += len(expired)
 	if t.purgedSinceRebuild > len(t.runs) {
 		t.runs = rebuilt(t.runs)
 		t.idempotency = rebuilt(t.idempotency)
+		t.index.parts = rebuilt(t.index.parts)
 		t.purgedSinceRebuild = 0
 	}
-	return purged
+	return len(expired)
 }
 
 // rebuilt copies m into a map sized for what it holds now.

@@ -34,7 +34,7 @@ type runRecord struct {
 	interrupts map[string]*pending // every interrupt ever raised, by id
 	usedKeys   map[string]bool     // interrupt keys already invoked (OpenWOP interrupt.md §Payload)
 	artifacts  map[string]*artifactState
-	purged     bool // removed by the retention purge
+	entry      listEntry // the run's position in tenant.index
 }
 
 type artifactState struct {
@@ -80,10 +80,27 @@ func (rec *runRecord) setStatusLocked(st interop.RunStatus, at time.Time) {
 		return
 	}
 	t := rec.tenant
-	t.byStatusAt.remove(rec)
+	t.index.remove(&rec.entry)
 	rec.run.Status = st
 	rec.run.StatusAt = at
-	t.byStatusAt.insert(rec)
+	rec.entry.key.at = at.UnixNano()
+	t.index.insert(&rec.entry)
+}
+
+// addRunLocked files a new run in the tenant's run map and list index.
+func (t *tenantState) addRunLocked(rec *runRecord) {
+	rec.entry = listEntry{key: listKey{at: rec.run.StatusAt.UnixNano(), id: rec.id}, rec: rec}
+	t.runs[rec.id] = rec
+	t.index.insert(&rec.entry)
+}
+
+// dropRunLocked removes a run from the tenant's maps and list index.
+func (t *tenantState) dropRunLocked(rec *runRecord) {
+	t.index.remove(&rec.entry)
+	delete(t.runs, rec.id)
+	if rec.hasKey && t.idempotency[rec.idem] == rec {
+		delete(t.idempotency, rec.idem)
+	}
 }
 
 // CreateRun starts a run of req.WorkflowID in the Subject's tenant and
@@ -181,8 +198,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	if req.Message != nil {
 		rec.run.Messages = []interop.Message{cloneMessage(*req.Message)}
 	}
-	t.runs[id] = rec
-	t.byStatusAt.insert(rec)
+	t.addRunLocked(rec)
 	if req.IdempotencyKey != "" {
 		t.idempotency[idem] = rec
 		rec.idem, rec.hasKey = idem, true

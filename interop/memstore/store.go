@@ -227,11 +227,12 @@ type tenantState struct {
 	workflowList []*workflowEntry // registration order
 	agents       []interop.Agent
 	runs         map[string]*runRecord
-	byStatusAt   runIndex // every run, newest status timestamp first
+	index        runIndex // ListRuns order, by filter partition
 	idempotency  map[idempotencyKey]*runRecord
-	// purgedSinceRebuild counts runs deleted from runs and idempotency
-	// since the maps were last rebuilt: Go maps never shrink, so the
-	// purge rebuilds them once the deleted outnumber the kept.
+	// purgedSinceRebuild counts runs deleted from runs, idempotency and
+	// the index's partitions since those maps were last rebuilt: Go maps
+	// never shrink, so the purge rebuilds them once the deleted outnumber
+	// the kept.
 	purgedSinceRebuild int
 	host               hostEventLog
 }
@@ -244,6 +245,7 @@ func newTenantState(name string) *tenantState {
 		workflows:   make(map[string]*workflowEntry),
 		runs:        make(map[string]*runRecord),
 		idempotency: make(map[idempotencyKey]*runRecord),
+		index:       newRunIndex(),
 		host:        newHostEventLog(),
 	}
 }

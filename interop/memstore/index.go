@@ -1,0 +1,248 @@
+package memstore
+
+import (
+	"github.com/google/btree"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// The ListRuns index of a tenant. ListRuns filters by workspace (from the
+// Subject), contextId, workflowId and a set of statuses; every combination
+// of the first three is a partition, and a partition keeps one B-tree per
+// status in ListRuns order. A run is in the partitions of every subset of
+// its non-empty (workspace, contextId, workflowId): at most eight, each
+// under its current status. So a query names exactly one partition, its
+// page is a merge of at most ten trees from the cursor on, stopping once
+// the page is full, and its total is the sum of their lengths: O(page +
+// log n) whatever the tenant's size, and inserting a run is O(log n).
+// Only statusAfter is not kept as a count: its total counts the runs at or
+// after the bound one by one, which is O(matches), never O(tenant).
+
+// btreeDegree is the B-tree degree: nodes of up to 63 entries.
+const btreeDegree = 32
+
+// listKey is a position in ListRuns order.
+type listKey struct {
+	at int64 // StatusAt in Unix nanoseconds
+	id string
+}
+
+// before reports whether a is listed before b: newest status timestamp
+// first, run id descending on ties.
+func (a listKey) before(b listKey) bool {
+	if a.at != b.at {
+		return a.at > b.at
+	}
+	return a.id > b.id
+}
+
+// listEntry is a run's position in the index. Every tree the run is in
+// holds this one entry, so a status change re-keys it once.
+type listEntry struct {
+	key listKey
+	rec *runRecord
+}
+
+func entryBefore(a, b *listEntry) bool { return a.key.before(b.key) }
+
+// partitionKey names the runs of one combination of filter values; an
+// empty field matches any value.
+type partitionKey struct{ workspace, contextID, workflowID string }
+
+// partition holds the runs of one partitionKey, one tree per status
+// (indexed as in statusIndex); a status without runs has no tree.
+type partition struct {
+	byStatus [numStatuses]*btree.BTreeG[*listEntry]
+}
+
+func (p *partition) empty() bool {
+	for _, tree := range p.byStatus {
+		if tree != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// runIndex is a tenant's ListRuns index; tenant.mu guards it.
+type runIndex struct {
+	free  *btree.FreeListG[*listEntry] // node reuse across the tenant's trees
+	parts map[partitionKey]*partition
+}
+
+func newRunIndex() runIndex {
+	return runIndex{
+		free:  btree.NewFreeListG[*listEntry](btree.DefaultFreeListSize),
+		parts: make(map[partitionKey]*partition),
+	}
+}
+
+// partitionKeys are the partitions run belongs to: every subset of its
+// non-empty workspace, contextId and workflowId.
+func partitionKeys(run *interop.Run) (keys [8]partitionKey, n int) {
+	for subset := range 8 {
+		var k partitionKey
+		if subset&1 != 0 {
+			if run.Workspace == "" {
+				continue
+			}
+			k.workspace = run.Workspace
+		}
+		if subset&2 != 0 {
+			if run.ContextID == "" {
+				continue
+			}
+			k.contextID = run.ContextID
+		}
+		if subset&4 != 0 {
+			if run.WorkflowID == "" {
+				continue
+			}
+			k.workflowID = run.WorkflowID
+		}
+		keys[n] = k
+		n++
+	}
+	return keys, n
+}
+
+// insert adds e under its run's current status and key.
+func (x *runIndex) insert(e *listEntry) {
+	st := statusIndex(e.rec.run.Status)
+	keys, n := partitionKeys(&e.rec.run)
+	for _, k := range keys[:n] {
+		p := x.parts[k]
+		if p == nil {
+			p = new(partition)
+			x.parts[k] = p
+		}
+		tree := p.byStatus[st]
+		if tree == nil {
+			tree = btree.NewWithFreeListG(btreeDegree, entryBefore, x.free)
+			p.byStatus[st] = tree
+		}
+		tree.ReplaceOrInsert(e)
+	}
+}
+
+// remove takes e out under its run's current status and key, dropping
+// trees and partitions that become empty so that their memory goes with
+// their last run.
+func (x *runIndex) remove(e *listEntry) {
+	st := statusIndex(e.rec.run.Status)
+	keys, n := partitionKeys(&e.rec.run)
+	for _, k := range keys[:n] {
+		p := x.parts[k]
+		if p == nil || p.byStatus[st] == nil {
+			continue
+		}
+		tree := p.byStatus[st]
+		tree.Delete(e)
+		if tree.Len() == 0 {
+			p.byStatus[st] = nil
+			if p.empty() {
+				delete(x.parts, k)
+			}
+		}
+	}
+}
+
+// pageBuffers hold a page being merged: the page so far and the next one.
+type pageBuffers [2][MaxPageSize + 1]*listEntry
+
+// page returns the first limit runs of f listed strictly after start (from
+// the top when start is nil), and the total number of runs f matches
+// across all pages. buf holds the result.
+func (x *runIndex) page(f *listFilter, start *listKey, limit int, buf *pageBuffers) (page []*listEntry, total int) {
+	p := x.parts[partitionKey{workspace: f.workspace, contextID: f.contextID, workflowID: f.workflowID}]
+	if p == nil {
+		return nil, 0
+	}
+	var pivot *listEntry
+	if start != nil {
+		pivot = &listEntry{key: *start}
+	}
+	page = buf[0][:0]
+	next := buf[1][:0]
+	for st, tree := range p.byStatus {
+		if tree == nil || (f.statuses != 0 && f.statuses&(1<<st) == 0) {
+			continue
+		}
+		total += countMatching(tree, f)
+		next = mergeTree(next[:0], page, tree, f, pivot, limit)
+		page, next = next, page
+	}
+	return page, total
+}
+
+// countMatching is the number of tree's runs f keeps: its length, or with
+// statusAfter the runs at or after the bound, which lead the tree.
+func countMatching(tree *btree.BTreeG[*listEntry], f *listFilter) int {
+	if !f.hasAfter {
+		return tree.Len()
+	}
+	n := 0
+	tree.Ascend(func(e *listEntry) bool {
+		if e.key.at < f.statusAfter {
+			return false
+		}
+		n++
+		return true
+	})
+	return n
+}
+
+// mergeTree appends to out, in ListRuns order, the first limit entries of
+// the union of prev (already in order) and tree's entries after pivot that
+// f keeps. It reads tree only until out is full.
+func mergeTree(out, prev []*listEntry, tree *btree.BTreeG[*listEntry], f *listFilter, pivot *listEntry, limit int) []*listEntry {
+	i := 0
+	visit := func(e *listEntry) bool {
+		if pivot != nil && !pivot.key.before(e.key) {
+			return true // the cursor's own run: pages start strictly after it
+		}
+		if f.hasAfter && e.key.at < f.statusAfter {
+			return false
+		}
+		for ; i < len(prev) && prev[i].key.before(e.key); i++ {
+			if out = append(out, prev[i]); len(out) == limit {
+				return false
+			}
+		}
+		out = append(out, e)
+		return len(out) < limit
+	}
+	if pivot != nil {
+		tree.AscendGreaterOrEqual(pivot, visit)
+	} else {
+		tree.Ascend(visit)
+	}
+	for ; i < len(prev) && len(out) < limit; i++ {
+		out = append(out, prev[i])
+	}
+	return out
+}
+
+// oldestTerminal appends to out up to limit runs in a terminal status whose
+// status timestamp is before cutoff (Unix nanoseconds), oldest first per
+// status.
+func (x *runIndex) oldestTerminal(out []*runRecord, cutoff int64, limit int) []*runRecord {
+	all := x.parts[partitionKey{}]
+	if all == nil {
+		return out
+	}
+	for _, st := range interop.AllStatuses() {
+		tree := all.byStatus[statusIndex(st)]
+		if !st.Terminal() || tree == nil {
+			continue
+		}
+		tree.Descend(func(e *listEntry) bool {
+			if len(out) == limit || e.key.at >= cutoff {
+				return false
+			}
+			out = append(out, e.rec)
+			return true
+		})
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wopinterop/wopinterop/interop"
+)
+
+// TestListRunsMatchesBruteForce drives a tenant's runs through random
+// creations, status changes and retention purges, and after each step
+// pages random queries through ListRuns, comparing every page's runs and
+// Total with a brute-force filter and sort of all live runs: the index, its
+// maintained counts and the keyset paging must never drift from the order
+// the RunStore contract defines (newest status timestamp first, run id
+// descending on ties).
+func TestListRunsMatchesBruteForce(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			checkAgainstBruteForce(t, rand.New(rand.NewPCG(seed, 15)))
+		})
+	}
+}
+
+func checkAgainstBruteForce(t *testing.T, rng *rand.Rand) {
+	s := New()
+	defer s.Close()
+	ten := s.tenantForWrite(tenantA)
+	var (
+		live       []*runRecord // the reference: every run not purged
+		workspaces = []string{"", "w1", "w2"}
+		contexts   = []string{"", "c1", "c2", "c3"}
+		workflows  = []string{"wf-a", "wf-b"}
+		statuses   = interop.AllStatuses()
+		nextID     = 0
+		// Few distinct timestamps, so that ties on the status timestamp
+		// are frequent and the id decides.
+		at = func() time.Time { return time.Unix(1785240000, int64(rng.IntN(40))).UTC() }
+	)
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	for step := range 300 {
+		ten.mu.Lock()
+		switch op := rng.IntN(10); {
+		case op < 5 || len(live) == 0: // create
+			nextID++
+			when := at()
+			rec := &runRecord{
+				// Ids that do not sort in creation order.
+				id:     fmt.Sprintf("%s/%03d-%d", tenantA, rng.IntN(1000), nextID),
+				tenant: ten,
+				run: interop.Run{
+					Tenant: tenantA, Workspace: pick(workspaces), ContextID: pick(contexts), WorkflowID: pick(workflows),
+					Status: statuses[rng.IntN(len(statuses))], StatusAt: when, CreatedAt: when,
+				},
+			}
+			rec.run.ID = rec.id
+			ten.addRunLocked(rec)
+			live = append(live, rec)
+		case op < 8: // status change, to a later or an earlier timestamp
+			rec := live[rng.IntN(len(live))]
+			st := statuses[rng.IntN(len(statuses))]
+			if st == rec.run.Status {
+				st = interop.StatusCancelling
+			}
+			rec.setStatusLocked(st, at())
+		default: // retention purge in small batches
+			cutoff, limit := at().UnixNano(), 1+rng.IntN(4)
+			ten.mu.Unlock()
+			purged := 0
+			for {
+				n := ten.purgeRuns(cutoff, limit)
+				purged += n
+				if n < limit {
+					break
+				}
+			}
+			ten.mu.Lock()
+			kept := slices.DeleteFunc(slices.Clone(live), func(rec *runRecord) bool {
+				return rec.run.Status.Terminal() && rec.run.StatusAt.UnixNano() < cutoff
+			})
+			if purged != len(live)-len(kept) {
+				t.Fatalf("step %d: purged %d runs, %d were expired", step, purged, len(live)-len(kept))
+			}
+			live = kept
+		}
+		ten.mu.Unlock()
+		for range 4 {
+			q := interop.ListRunsQuery{ContextID: pick(contexts), WorkflowID: pick(append(workflows, "")), PageSize: 1 + rng.IntN(7)}
+			for _, st := range statuses {
+				if rng.IntN(5) == 0 {
+					q.Statuses = append(q.Statuses, st)
+				}
+			}
+			if rng.IntN(3) == 0 {
+				q.StatusAfter = at()
+			}
+			sub := inWorkspace(subject(tenantA, "alice"), pick(workspaces))
+			checkPages(t, s, sub, q, bruteForce(live, sub, q), step)
+		}
+	}
+	if len(live) > 0 && len(ten.index.parts) == 0 {
+		t.Fatal("index is empty while runs are live")
+	}
+}
+
+// bruteForce is ListRuns by definition: every readable run the query
+// keeps, sorted by status timestamp descending and run id descending.
+func bruteForce(live []*runRecord, sub interop.Subject, q interop.ListRunsQuery) []string {
+	var keep []*runRecord
+	for _, rec := range live {
+		r := &rec.run
+		if (sub.Workspace == "" || r.Workspace == sub.Workspace) &&
+			(q.ContextID == "" || r.ContextID == q.ContextID) &&
+			(q.WorkflowID == "" || r.WorkflowID == q.WorkflowID) &&
+			(len(q.Statuses) == 0 || slices.Contains(q.Statuses, r.Status)) &&
+			(q.StatusAfter.IsZero() || !r.StatusAt.Before(q.StatusAfter)) {
+			keep = append(keep, rec)
+		}
+	}
+	slices.SortFunc(keep, func(a, b *runRecord) int {
+		if c := b.run.StatusAt.Compare(a.run.StatusAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.id, a.id)
+	})
+	ids := make([]string, len(keep))
+	for i, rec := range keep {
+		ids[i] = rec.id
+	}
+	return ids
+}
+
+// checkPages pages q to the end and compares the runs and every page's
+// Total with want.
+func checkPages(t *testing.T, s *Store, sub interop.Subject, q interop.ListRunsQuery, want []string, step int) {
+	t.Helper()
+	var got []string
+	for pages := 0; ; pages++ {
+		page, err := s.ListRuns(context.Background(), sub, q)
+		if err != nil {
+			t.Fatalf("step %d: ListRuns(%+v): %v", step, q, err)
+		}
+		if page.Total != len(want) {
+			t.Fatalf("step %d: ListRuns(%+v) as %q: Total = %d, want %d", step, q, sub.Workspace, page.Total, len(want))
+		}
+		if len(page.Runs) > q.PageSize || (page.NextCursor != "" && len(page.Runs) != q.PageSize) {
+			t.Fatalf("step %d: page of %d runs for size %d (next %q)", step, len(page.Runs), q.PageSize, page.NextCursor)
+		}
+		for _, r := range page.Runs {
+			got = append(got, r.ID)
+		}
+		if page.NextCursor == "" || pages > len(want) {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("step %d: ListRuns(%+v) as %q listed\n%q\nwant\n%q", step, q, sub.Workspace, got, want)
+	}
+}
