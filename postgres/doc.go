@@ -108,4 +108,9 @@
 // O(k log n). A removed delivery stays ten minutes as a tombstone, so a
 // late Put of the same push is a no-op; Removes sweep expired tombstones
 // in batches of two. It passes the Outbox checks of package push/pushtest.
+//
+// The example host on PostgreSQL (cmd/host) opens all of them on one pool:
+// its replicas share runs, the ledger, push configs, secrets and queued
+// pushes, and encrypt the secrets under one -vault-key (by default derived
+// from their shared -seal-key).
 package postgres
