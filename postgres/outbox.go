@@ -203,46 +203,37 @@ func (o *Outbox) Release(ctx context.Context, owner, id string) error {
 
 // Remove implements [push.Outbox]: it turns the delivery into a
 // tombstone and, when it was its lane's head, makes the next delivery
-// the head, unleased, or deletes the lane it emptied.
+// the head, unleased, or deletes the lane it emptied. Its four statements
+// go as one batch, one round trip, run by PostgreSQL as one implicit
+// transaction, each statement reading what committed before it began.
 func (o *Outbox) Remove(ctx context.Context, id string) error {
-	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
-		// Lock the lane first: what the statements below read of it and
-		// of its deliveries is then what every Put committed before.
-		var task, config string
-		var queued, head int64
-		err := tx.QueryRow(ctx, `SELECT o.task_id, o.config_id, o.queued, l.head
-			FROM wopinterop_push_outbox o JOIN wopinterop_push_lanes l USING (task_id, config_id)
-			WHERE o.id = $1 AND o.removed_at IS NULL
-			FOR UPDATE OF l`, id).Scan(&task, &config, &queued, &head)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // unknown, or already removed
-		}
-		if err != nil {
-			return err
-		}
-		// The sweep rides along: expired tombstones, oldest first, that no
-		// other Remove is deleting.
-		tag, err := tx.Exec(ctx, `WITH swept AS (
-				DELETE FROM wopinterop_push_outbox WHERE id IN (
-					SELECT id FROM wopinterop_push_outbox
-					WHERE removed_at < now() - $2 * interval '1 microsecond'
-					ORDER BY removed_at LIMIT $3 FOR UPDATE SKIP LOCKED))
-			UPDATE wopinterop_push_outbox SET removed_at = now(), body = NULL
-			WHERE id = $1 AND removed_at IS NULL`, id, micros(o.keepRemoved), sweepBatch)
-		if err != nil || tag.RowsAffected() == 0 || queued != head {
-			return err // a concurrent Remove of id won, or id was queued behind the head
-		}
-		tag, err = tx.Exec(ctx, `UPDATE wopinterop_push_lanes SET head = n.q, owner = '', lease_until = NULL
-			FROM (SELECT min(queued) AS q FROM wopinterop_push_outbox
-				WHERE task_id = $1 AND config_id = $2 AND removed_at IS NULL) n
-			WHERE task_id = $1 AND config_id = $2 AND n.q IS NOT NULL`, task, config)
-		if err != nil || tag.RowsAffected() > 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM wopinterop_push_lanes WHERE task_id = $1 AND config_id = $2`, task, config)
-		return err
-	})
-	if err != nil {
+	var b pgx.Batch
+	// Lock the lane first: what the statements after it read of the lane
+	// and its deliveries is then what every Put committed before.
+	b.Queue(`SELECT 1 FROM wopinterop_push_outbox o JOIN wopinterop_push_lanes l USING (task_id, config_id)
+		WHERE o.id = $1 AND o.removed_at IS NULL
+		FOR UPDATE OF l`, id)
+	// The tombstone, and the sweep riding along: expired tombstones,
+	// oldest first, that no other Remove is deleting.
+	b.Queue(`WITH swept AS (
+			DELETE FROM wopinterop_push_outbox WHERE id IN (
+				SELECT id FROM wopinterop_push_outbox
+				WHERE removed_at < now() - $2 * interval '1 microsecond'
+				ORDER BY removed_at LIMIT $3 FOR UPDATE SKIP LOCKED))
+		UPDATE wopinterop_push_outbox SET removed_at = now(), body = NULL
+		WHERE id = $1 AND removed_at IS NULL`, id, micros(o.keepRemoved), sweepBatch)
+	// A lane whose head is now a tombstone moves to its next delivery;
+	// one that has none is deleted. Neither touches a lane whose head
+	// is another delivery: id was queued behind it, or was removed before.
+	b.Queue(`UPDATE wopinterop_push_lanes l SET head = n.q, owner = '', lease_until = NULL
+		FROM wopinterop_push_outbox r, LATERAL (
+			SELECT min(queued) AS q FROM wopinterop_push_outbox
+			WHERE task_id = r.task_id AND config_id = r.config_id AND removed_at IS NULL) n
+		WHERE r.id = $1 AND l.task_id = r.task_id AND l.config_id = r.config_id AND l.head = r.queued
+			AND n.q IS NOT NULL`, id)
+	b.Queue(`DELETE FROM wopinterop_push_lanes l USING wopinterop_push_outbox r
+		WHERE r.id = $1 AND l.task_id = r.task_id AND l.config_id = r.config_id AND l.head = r.queued`, id)
+	if err := o.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("postgres: remove push delivery: %w", err)
 	}
 	return nil
