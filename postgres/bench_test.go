@@ -3,12 +3,15 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/interoptest"
 	"github.com/wopinterop/wopinterop/interop/memstore"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // The benchmarks run the PostgreSQL store and the embedded memstore side
@@ -160,4 +163,120 @@ func BenchmarkStores(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOutbox measures the push outbox per delivery on both outboxes:
+// PostgreSQL (two pools on one database standing for two replicas) and
+// push.MemoryOutbox. one-lane and many-lanes are a Put, a Lease of one and
+// a Remove per delivery, in a lane that holds a backlog of 100 and among
+// 10,000 lanes that hold one each: the head leased is the oldest of all,
+// so many-lanes shows what a Lease costs among n lanes. two-replicas is
+// two replicas each Putting half the deliveries (over 64 lanes) while
+// each drains the outbox, leasing up to 8 at a time. Each reports
+// deliveries/s.
+func BenchmarkOutbox(b *testing.B) {
+	type replicas func(b *testing.B) [2]push.Outbox
+	outboxes := []struct {
+		name string
+		open replicas
+	}{
+		{"memory", func(*testing.B) [2]push.Outbox {
+			o := push.NewMemoryOutbox()
+			return [2]push.Outbox{o, o}
+		}},
+		{"postgres", func(b *testing.B) [2]push.Outbox {
+			o := twoOutboxes(b)
+			return [2]push.Outbox{o[0], o[1]}
+		}},
+	}
+	ctx := context.Background()
+	for _, ob := range outboxes {
+		b.Run(ob.name, func(b *testing.B) {
+			b.Run("one-lane", func(b *testing.B) {
+				benchPutLeaseRemove(b, ob.open(b), 1, 100)
+			})
+			b.Run("many-lanes", func(b *testing.B) {
+				benchPutLeaseRemove(b, ob.open(b), 10000, 1)
+			})
+			b.Run("two-replicas", func(b *testing.B) {
+				o := ob.open(b)
+				var removed atomic.Int64
+				var wg sync.WaitGroup
+				errs := make(chan error, 4)
+				b.ResetTimer()
+				for r := range 2 {
+					wg.Go(func() {
+						for i := r; i < b.N; i += 2 {
+							if err := o[r].Put(ctx, benchDelivery(i%64, i)); err != nil {
+								errs <- err
+								return
+							}
+						}
+					})
+					wg.Go(func() {
+						owner := fmt.Sprint("replica-", r)
+						for removed.Load() < int64(b.N) {
+							got, err := o[r].Lease(ctx, owner, 8, time.Minute)
+							if err != nil {
+								errs <- err
+								return
+							}
+							for _, d := range got {
+								if err := o[r].Remove(ctx, d.ID); err != nil {
+									errs <- err
+									return
+								}
+								removed.Add(1)
+							}
+							if len(got) == 0 {
+								time.Sleep(100 * time.Microsecond)
+							}
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+			})
+		})
+	}
+}
+
+func benchDelivery(lane, i int) push.Delivery {
+	return push.Delivery{ID: fmt.Sprint("dl-", i), TaskID: "task", ConfigID: fmt.Sprint("lane-", lane),
+		Sequence: int64(i), Body: []byte(`{"statusUpdate":{"taskId":"task","status":{"state":"TASK_STATE_WORKING"}}}`)}
+}
+
+// benchPutLeaseRemove fills lanes lanes with backlog deliveries each, then
+// per iteration Puts one delivery behind them and leases and removes the
+// oldest head, so the outbox keeps its size.
+func benchPutLeaseRemove(b *testing.B, o [2]push.Outbox, lanes, backlog int) {
+	ctx := context.Background()
+	n := 0
+	for range backlog {
+		for l := range lanes {
+			if err := o[n%2].Put(ctx, benchDelivery(l, n)); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if err := o[i%2].Put(ctx, benchDelivery(n%lanes, n)); err != nil {
+			b.Fatal(err)
+		}
+		n++
+		got, err := o[i%2].Lease(ctx, "worker", 1, time.Minute)
+		if err != nil || len(got) != 1 {
+			b.Fatalf("Lease = %v, %v", got, err)
+		}
+		if err := o[i%2].Remove(ctx, got[0].ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
 }

@@ -97,8 +97,20 @@
 // meanwhile keeps its own. It passes the ConfigStore checks of package
 // push/pushtest.
 //
-// The push outbox (a leased work queue), the last state a replicated host
-// shares, gets its PostgreSQL implementation in this module next to
-// Store, with its tables in a later numbered migration, checked by the
-// conformance kit of its interface.
+// [Outbox] is the push outbox (push.Outbox, OpenWOP RFC 0214 §A), the
+// leased work queue the delivery workers of every replica drain. Put is
+// an INSERT … ON CONFLICT (id) DO NOTHING ordered by an identity column;
+// each lane (task, config) has one row holding its head and the head's
+// lease (owner, expiry on the database clock), so Lease reads unleased
+// heads and expired leases from two partial indexes, FOR UPDATE SKIP
+// LOCKED: concurrent Leases on any replicas never grant a delivery twice,
+// an expired lease is taken over, and leasing k among n lanes costs
+// O(k log n). A removed delivery stays ten minutes as a tombstone, so a
+// late Put of the same push is a no-op; Removes sweep expired tombstones
+// in batches of two. It passes the Outbox checks of package push/pushtest.
+//
+// The example host on PostgreSQL (cmd/host) opens all of them on one pool:
+// its replicas share runs, the ledger, push configs, secrets and queued
+// pushes, and encrypt the secrets under one -vault-key (by default derived
+// from their shared -seal-key).
 package postgres

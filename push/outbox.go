@@ -66,6 +66,8 @@ type Delivery struct {
 type Outbox interface {
 	// Put queues d at the tail of its lane. Putting an ID the outbox
 	// holds changes nothing: the delivery keeps its place, body and lease.
+	// An outbox may keep a removed ID for a while, so that the same push
+	// queued again late (by another replica's watcher) is not sent twice.
 	Put(ctx context.Context, d Delivery) error
 	// Lease leases to owner, for ttl (> 0) from now, up to max deliveries
 	// (none when max < 1): lane heads that no live lease holds — not

@@ -27,8 +27,9 @@ const bearerScheme = "bearer"
 // streaming, durable tasks, push notifications, the extended card and
 // per-agent cards, routing exactly the conformance-approval fixture (the
 // OpenWOP suite requires the interface to route that one skill). signer,
-// when not nil, signs every card served (-card-signing-key).
-func a2aConfig(version string, guard *egress.Guard, signer a2a.CardSigner) *wopinterop.A2AConfig {
+// when not nil, signs every card served (-card-signing-key). stores, when
+// not nil, are the push stores the replicas share.
+func a2aConfig(version string, guard *egress.Guard, signer a2a.CardSigner, stores *PushStores) *wopinterop.A2AConfig {
 	return &wopinterop.A2AConfig{
 		Path:         a2aPath,
 		CardPath:     a2aCardPath,
@@ -40,7 +41,7 @@ func a2aConfig(version string, guard *egress.Guard, signer a2a.CardSigner) *wopi
 		ExtendedCard: true,
 		// Push deliveries go to https URLs of public hosts, and to the
 		// -push-allow origins (local receivers).
-		Push: &push.Options{Guard: guard},
+		Push: stores.options(guard),
 		Card: a2a.CardConfig{
 			Name:        implementationName,
 			Description: "The wopinterop demo host: the OpenWOP conformance fixtures over an in-memory store.",
@@ -53,4 +54,14 @@ func a2aConfig(version string, guard *egress.Guard, signer a2a.CardSigner) *wopi
 		CardSigner: signer,
 		Routed:     []interop.Workflow{fixture(memstore.FixtureApproval)},
 	}
+}
+
+// options are the push options of the A2A section: deliveries through
+// guard, to the stores s holds, in memory where it holds none.
+func (s *PushStores) options(guard *egress.Guard) *push.Options {
+	o := &push.Options{Guard: guard}
+	if s != nil {
+		o.Configs, o.Vault, o.Outbox = s.Configs, s.Vault, s.Outbox
+	}
+	return o
 }

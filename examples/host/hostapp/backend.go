@@ -8,6 +8,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
+	"github.com/wopinterop/wopinterop/push"
 )
 
 // Backend is where a host keeps its state. The zero Backend is the
@@ -34,6 +35,10 @@ type OpenOptions struct {
 	// RunRetention and HostEventMaxAge are -run-retention and
 	// -host-event-max-age.
 	RunRetention, HostEventMaxAge time.Duration
+	// SealKey is -seal-key, nil when it is not given (the host then seals
+	// with a random key of its own): a secret every replica shares, from
+	// which a backend may derive keys of its own.
+	SealKey []byte
 }
 
 // Opened is an open backend.
@@ -48,9 +53,22 @@ type Opened struct {
 	// Ledger, when set, is the MRTR single-use ledger the replicas share.
 	// Nil: the in-memory ledger of one process.
 	Ledger sealed.Ledger
+	// Push, when set, holds the A2A push notification stores the replicas
+	// share. Nil: the in-memory stores of one process.
+	Push *PushStores
 	// Close releases the store; the host calls it last, after the
 	// library's audit records have reached the store. Required.
 	Close func() error
+}
+
+// PushStores are the stores of A2A push notifications (OpenWOP RFC
+// 0214): config records, their secrets, and the queue of deliveries.
+// Every replica must open the same three, and the Vault with the same
+// keys. A nil field is that store's in-memory default.
+type PushStores struct {
+	Configs push.ConfigStore
+	Vault   push.Vault
+	Outbox  push.Outbox
 }
 
 // memoryBackend is the zero Backend: memstore, seeded by seed.

@@ -60,7 +60,7 @@ func newInterop(cfg config, base, version string, routingSecret, sealKey []byte)
 			Status: facets.StatusStable, Since: protocolVersion,
 			ManifestRuntime: &facets.ManifestRuntime{InstallScope: facets.InstallScopeTenant},
 		},
-		A2A: withBodyTimeout(a2aConfig(version, guard, cfg.CardSigner), cfg.BodyTimeout),
+		A2A: withBodyTimeout(a2aConfig(version, guard, cfg.CardSigner, cfg.Push), cfg.BodyTimeout),
 		MCP: mcpSection,
 	})
 }

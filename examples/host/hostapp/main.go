@@ -203,7 +203,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 	auth := newBearerKeys(keys)
 	opened, err := backend.Open(ctx, OpenOptions{
 		Tenants: auth.Tenants(), BaseURL: strings.TrimSuffix(base, "/"), Logger: logger,
-		RunRetention: *runRetention, HostEventMaxAge: *hostEventAge,
+		RunRetention: *runRetention, HostEventMaxAge: *hostEventAge, SealKey: sealKey,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -217,7 +217,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onDrain f
 		Store: store.Store, Auth: auth, BaseURL: base, Logger: logger, Drain: drain, RoutingSecret: routingSecret,
 		SealKey: sealKey, PushAllow: pushAllow, Seams: *seams, Minter: auth, BodyTimeout: *bodyTimeout,
 		CardSigner: signer, PeerAllow: peerAllow, Agents: agents, PeerBearer: peerBearer, MCPServers: mcpServers,
-		Workflows: store.Workflows, Tenants: auth.Tenants(), Ledger: store.Ledger,
+		Workflows: store.Workflows, Tenants: auth.Tenants(), Ledger: store.Ledger, Push: store.Push,
 	})
 	if err != nil {
 		_ = ln.Close()

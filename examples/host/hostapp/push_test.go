@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wopinterop/wopinterop/push"
 )
 
 func TestParsePushAllow(t *testing.T) {
@@ -65,5 +68,58 @@ func TestPushToAnAllowedLocalReceiver(t *testing.T) {
 	}
 	if strings.Contains(h.logs.String(), "push-tok") {
 		t.Fatal("the push token reached the log")
+	}
+}
+
+// countingOutbox counts the deliveries Put into a memory outbox.
+type countingOutbox struct {
+	*push.MemoryOutbox
+	puts atomic.Int64
+}
+
+func (o *countingOutbox) Put(ctx context.Context, d push.Delivery) error {
+	o.puts.Add(1)
+	return o.MemoryOutbox.Put(ctx, d)
+}
+
+// TestPushStoresFromTheBackend: the push stores a backend opens
+// (Opened.Push, shared by replicas) are the ones the A2A section uses —
+// the registered config lands in its config store, the token in its
+// vault, the pushes in its outbox — not in-memory stores of its own.
+func TestPushStoresFromTheBackend(t *testing.T) {
+	got := make(chan string, 8)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(receiver.Close)
+	stores := &PushStores{Configs: push.NewMemoryConfigs(), Vault: push.NewMemoryVault(), Outbox: &countingOutbox{MemoryOutbox: push.NewMemoryOutbox()}}
+	h := newTestHost(t, func(c *config) { c.PushAllow, c.Push = []string{receiver.URL}, stores })
+	task := rpcTask(t, h.rpc(acmeKey, "1.0", sendMessage(1, "push-stores-1", "")))
+	created := h.rpc(acmeKey, "1.0", `{"jsonrpc":"2.0","id":3,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"`+string(task.ID)+`","url":"`+receiver.URL+`/hook","token":"push-tok"}}`)
+	if !bytes.Contains(created.Body, []byte(`"result"`)) {
+		t.Fatalf("create: %s", created.Body)
+	}
+	recs, err := stores.Configs.List(t.Context(), string(task.ID))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("the backend's config store holds %v (%v), want the registered config", recs, err)
+	}
+	secret, err := stores.Vault.Open(t.Context(), recs[0].SecretRef)
+	if err != nil || secret.Token != "push-tok" {
+		t.Fatalf("the backend's vault opens ref %q as a token of %d bytes (%v), want the registered token", recs[0].SecretRef, len(secret.Token), err)
+	}
+	h.rpc(acmeKey, "1.0", `{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"messageId":"push-stores-2","taskId":"`+
+		string(task.ID)+`","role":"ROLE_USER","parts":[{"data":{"action":"accept"}}]}}}`)
+	select {
+	case p := <-got:
+		if !strings.Contains(p, "TASK_STATE_WORKING") {
+			t.Fatalf("first push %q, want the working status", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no push")
+	}
+	if n := stores.Outbox.(*countingOutbox).puts.Load(); n == 0 {
+		t.Fatal("the push was not queued in the backend's outbox")
 	}
 }

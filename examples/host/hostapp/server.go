@@ -78,6 +78,9 @@ type config struct {
 	// Default: the in-memory ledger, right for one process; replicas
 	// share one (OpenWOP interop map, mcp.mrtr: single use).
 	Ledger sealed.Ledger
+	// Push holds the push notification stores. Default: the in-memory
+	// stores of one process; replicas share them (Opened.Push).
+	Push *PushStores
 	// Now is the clock of the A2A and MCP surfaces and of the refreshedAt
 	// check. Default: time.Now.
 	Now func() time.Time

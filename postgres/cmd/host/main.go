@@ -9,7 +9,13 @@
 //
 // Replicas must share -postgres, -seal-key and -routing-secret (and -keys):
 // a requestState sealed on one replica opens on another exactly once, and
-// an agent's A2A routing value is the same on every replica. The host's own
+// an agent's A2A routing value is the same on every replica. A2A push
+// notification configs, their secrets and the queue of deliveries are in
+// the database too, so any replica delivers any task's pushes; the push
+// secrets are encrypted with -vault-key (AES-256 keys in hex, the first
+// encrypting, the others still opening: put a new key first to rotate),
+// by default one derived from -seal-key with HKDF (RFC 5869), which
+// replicas then share with it. The host's own
 // workflows (-conformance-seams, -a2a-agent, -mcp-server) are memstore
 // workflows and are refused here; each tenant of -keys gets the OpenWOP
 // conformance fixtures (package postgres).
@@ -17,9 +23,15 @@ package main
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,23 +45,61 @@ func main() { hostapp.RunMain(backend()) }
 
 // backend is the host's state in the database named by -postgres.
 func backend() hostapp.Backend {
-	var dsn string
+	var dsn, vaultSpec string
 	return hostapp.Backend{
 		Flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&dsn, "postgres", "", "PostgreSQL `DSN` (URL or key=value) of the database every replica shares; the schema migrations are applied on start (required)")
+			fs.StringVar(&vaultSpec, "vault-key", "", "`keys` encrypting A2A push secrets: AES-256 keys in hex, comma-separated, the first encrypting (default: derived from -seal-key; every replica needs the same)")
 		},
 		Open: func(ctx context.Context, o hostapp.OpenOptions) (hostapp.Opened, error) {
 			if dsn == "" {
 				return hostapp.Opened{}, errors.New("-postgres is required")
 			}
-			return open(ctx, dsn, o)
+			keys, err := vaultKeys(vaultSpec, o.SealKey, o.Logger)
+			if err != nil {
+				return hostapp.Opened{}, err
+			}
+			return open(ctx, dsn, keys, o)
 		},
 	}
 }
 
-// open connects, migrates, opens the store and the ledger, and registers
-// the conformance fixtures in every tenant.
-func open(ctx context.Context, dsn string, o hostapp.OpenOptions) (hostapp.Opened, error) {
+// vaultKeyLabel is the HKDF info (RFC 5869 §3.2) deriving the default
+// vault key from the seal key: a key of its own, not the seal key reused.
+const vaultKeyLabel = "wopinterop example host: push vault key"
+
+// vaultKeys returns the push vault's keys: those of spec (-vault-key), else
+// one derived from sealKey (-seal-key), else — with neither — a random
+// key, which no other replica and no restart shares. No error or log line
+// carries key material.
+func vaultKeys(spec string, sealKey []byte, logger *slog.Logger) ([][]byte, error) {
+	if spec != "" {
+		var keys [][]byte
+		for i, s := range strings.Split(spec, ",") {
+			k, err := hex.DecodeString(strings.TrimSpace(s))
+			if err != nil || len(k) != postgres.VaultKeySize {
+				return nil, fmt.Errorf("invalid -vault-key: key %d is not %d hex digits", i+1, 2*postgres.VaultKeySize)
+			}
+			keys = append(keys, k)
+		}
+		return keys, nil
+	}
+	if sealKey == nil {
+		logger.Warn("push secrets are encrypted with a random key: give every replica the same -vault-key or -seal-key, or pushes fail after a restart and on other replicas")
+		k := make([]byte, postgres.VaultKeySize)
+		_, _ = rand.Read(k) // crypto/rand.Read never fails (Go 1.24+)
+		return [][]byte{k}, nil
+	}
+	k, err := hkdf.Key(sha256.New, sealKey, nil, vaultKeyLabel, postgres.VaultKeySize)
+	if err != nil {
+		return nil, fmt.Errorf("deriving the vault key: %w", err)
+	}
+	return [][]byte{k}, nil
+}
+
+// open connects, migrates, opens the store, the ledger and the push
+// stores, and registers the conformance fixtures in every tenant.
+func open(ctx context.Context, dsn string, vaultKeys [][]byte, o hostapp.OpenOptions) (hostapp.Opened, error) {
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		return hostapp.Opened{}, fmt.Errorf("postgres: %w", err) // pgx never echoes the password
@@ -59,6 +109,18 @@ func open(ctx context.Context, dsn string, o hostapp.OpenOptions) (hostapp.Opene
 		return fail(err)
 	}
 	ledger, err := postgres.NewLedger(ctx, pool, postgres.LedgerConfig{Logger: o.Logger})
+	if err != nil {
+		return fail(err)
+	}
+	configs, err := postgres.NewConfigs(ctx, pool)
+	if err != nil {
+		return fail(err)
+	}
+	vault, err := postgres.NewVault(ctx, pool, postgres.VaultConfig{Keys: vaultKeys})
+	if err != nil {
+		return fail(err)
+	}
+	outbox, err := postgres.NewOutbox(ctx, pool)
 	if err != nil {
 		return fail(err)
 	}
@@ -76,6 +138,7 @@ func open(ctx context.Context, dsn string, o hostapp.OpenOptions) (hostapp.Opene
 	return hostapp.Opened{
 		Store:  polling{store},
 		Ledger: ledger,
+		Push:   &hostapp.PushStores{Configs: configs, Vault: vault, Outbox: outbox},
 		Close: func() error {
 			err := store.Close()
 			pool.Close()

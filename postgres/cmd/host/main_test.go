@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -113,5 +116,61 @@ func TestOpenRefusesWithoutPostgres(t *testing.T) {
 	code := hostapp.Main(context.Background(), []string{"-addr", "127.0.0.1:0"}, io.Discard, &stderr, nil, backend())
 	if code != 1 || !strings.Contains(stderr.String(), "host: -postgres is required") {
 		t.Fatalf("Main without -postgres = %d, %q", code, stderr.String())
+	}
+}
+
+// TestVaultKeyFlag: -vault-key is a comma-separated list of hex AES-256
+// keys kept in order (the first encrypts); without it the key is derived
+// from -seal-key by HKDF-SHA256 under a fixed label — the same on every
+// replica sharing the seal key, and never the seal key itself; with
+// neither, a random key and a warning. No refusal and no log line repeats
+// a key.
+func TestVaultKeyFlag(t *testing.T) {
+	k1, k2 := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	keys, err := vaultKeys(" "+k1+", "+k2, nil, nil)
+	if err != nil || len(keys) != 2 || hex.EncodeToString(keys[0]) != k1 || hex.EncodeToString(keys[1]) != k2 {
+		t.Fatalf("vaultKeys(k1, k2) = %x, %v", keys, err)
+	}
+
+	seal, _ := hex.DecodeString(sealKey)
+	derived, err := vaultKeys("", seal, nil)
+	// HKDF-SHA256 (RFC 5869), no salt, info "wopinterop example host: push
+	// vault key", computed independently: changing the label would make
+	// every stored push secret unreadable.
+	const want = "36d54f2fb6339c00bf38397a5fd8e6b234970aa3932cbdbf3358f64e88b117e3"
+	if err != nil || len(derived) != 1 || hex.EncodeToString(derived[0]) != want {
+		t.Fatalf("derived from -seal-key: %x, %v; want %s", derived, err, want)
+	}
+	other, _ := vaultKeys("", append([]byte{1}, seal[1:]...), nil)
+	if bytes.Equal(other[0], derived[0]) {
+		t.Fatal("two seal keys derive one vault key")
+	}
+
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	r1, err1 := vaultKeys("", nil, logger)
+	r2, err2 := vaultKeys("", nil, logger)
+	if err1 != nil || err2 != nil || len(r1[0]) != 32 || bytes.Equal(r1[0], r2[0]) {
+		t.Fatalf("without -vault-key and -seal-key: %x %x (%v %v), want two random keys", r1, r2, err1, err2)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || strings.Contains(logs.String(), hex.EncodeToString(r1[0])) {
+		t.Fatalf("the random key's warning: %q", logs.String())
+	}
+
+	for spec, want := range map[string]string{
+		"zz" + k1[2:]:        "invalid -vault-key: key 1 is not 64 hex digits",
+		k1 + "," + k1[:62]:   "invalid -vault-key: key 2 is not 64 hex digits",
+		k1 + "," + k2 + "00": "invalid -vault-key: key 2 is not 64 hex digits",
+		k1 + ",":             "invalid -vault-key: key 2 is not 64 hex digits",
+	} {
+		var stderr strings.Builder
+		code := hostapp.Main(context.Background(), []string{"-addr", "127.0.0.1:0", "-postgres", "postgres://127.0.0.1:1/none", "-vault-key", spec},
+			io.Discard, &stderr, nil, backend())
+		if code != 1 || strings.TrimSpace(stderr.String()) != "host: "+want {
+			t.Errorf("-vault-key %q: exit %d, %q; want 1, %q", spec, code, stderr.String(), "host: "+want)
+		}
+		if strings.Contains(stderr.String(), k1[4:]) {
+			t.Errorf("-vault-key %q: the refusal repeats the key: %q", spec, stderr.String())
+		}
 	}
 }
