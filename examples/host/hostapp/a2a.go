@@ -61,7 +61,7 @@ func a2aConfig(version string, guard *egress.Guard, signer a2a.CardSigner, store
 func (s *PushStores) options(guard *egress.Guard) *push.Options {
 	o := &push.Options{Guard: guard}
 	if s != nil {
-		o.Configs, o.Vault, o.Outbox = s.Configs, s.Vault, s.Outbox
+		o.Configs, o.Vault, o.Outbox, o.LeaseTTL = s.Configs, s.Vault, s.Outbox, s.LeaseTTL
 	}
 	return o
 }

@@ -69,6 +69,10 @@ type PushStores struct {
 	Configs push.ConfigStore
 	Vault   push.Vault
 	Outbox  push.Outbox
+	// LeaseTTL is how long a delivery a replica leased from Outbox stays
+	// its own without a renewal, so how soon another replica takes over
+	// the pushes of one that died; 0 is push.Options' default.
+	LeaseTTL time.Duration
 }
 
 // memoryBackend is the zero Backend: memstore, seeded by seed.

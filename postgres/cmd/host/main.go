@@ -46,10 +46,12 @@ func main() { hostapp.RunMain(backend()) }
 // backend is the host's state in the database named by -postgres.
 func backend() hostapp.Backend {
 	var dsn, vaultSpec string
+	var leaseTTL time.Duration
 	return hostapp.Backend{
 		Flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&dsn, "postgres", "", "PostgreSQL `DSN` (URL or key=value) of the database every replica shares; the schema migrations are applied on start (required)")
 			fs.StringVar(&vaultSpec, "vault-key", "", "`keys` encrypting A2A push secrets: AES-256 keys in hex, comma-separated, the first encrypting (default: derived from -seal-key; every replica needs the same)")
+			fs.DurationVar(&leaseTTL, "lease-ttl", postgres.DefaultLeaseTTL, "how long a replica's hold on a run it executes, or on a push it delivers, outlives the replica: after it, another replica takes over a dead one's runs and pushes")
 		},
 		Open: func(ctx context.Context, o hostapp.OpenOptions) (hostapp.Opened, error) {
 			if dsn == "" {
@@ -59,7 +61,10 @@ func backend() hostapp.Backend {
 			if err != nil {
 				return hostapp.Opened{}, err
 			}
-			return open(ctx, dsn, keys, o)
+			if leaseTTL <= 0 {
+				return hostapp.Opened{}, errors.New("-lease-ttl must be positive")
+			}
+			return open(ctx, settings{dsn: dsn, vaultKeys: keys, leaseTTL: leaseTTL}, o)
 		},
 	}
 }
@@ -97,10 +102,17 @@ func vaultKeys(spec string, sealKey []byte, logger *slog.Logger) ([][]byte, erro
 	return [][]byte{k}, nil
 }
 
+// settings are the backend's flags, checked.
+type settings struct {
+	dsn       string
+	vaultKeys [][]byte
+	leaseTTL  time.Duration
+}
+
 // open connects, migrates, opens the store, the ledger and the push
 // stores, and registers the conformance fixtures in every tenant.
-func open(ctx context.Context, dsn string, vaultKeys [][]byte, o hostapp.OpenOptions) (hostapp.Opened, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+func open(ctx context.Context, set settings, o hostapp.OpenOptions) (hostapp.Opened, error) {
+	pool, err := pgxpool.New(ctx, set.dsn)
 	if err != nil {
 		return hostapp.Opened{}, fmt.Errorf("postgres: %w", err) // pgx never echoes the password
 	}
@@ -116,7 +128,7 @@ func open(ctx context.Context, dsn string, vaultKeys [][]byte, o hostapp.OpenOpt
 	if err != nil {
 		return fail(err)
 	}
-	vault, err := postgres.NewVault(ctx, pool, postgres.VaultConfig{Keys: vaultKeys})
+	vault, err := postgres.NewVault(ctx, pool, postgres.VaultConfig{Keys: set.vaultKeys})
 	if err != nil {
 		return fail(err)
 	}
@@ -124,7 +136,7 @@ func open(ctx context.Context, dsn string, vaultKeys [][]byte, o hostapp.OpenOpt
 	if err != nil {
 		return fail(err)
 	}
-	store, err := postgres.New(ctx, pool, postgres.WithLogger(o.Logger),
+	store, err := postgres.New(ctx, pool, postgres.WithLogger(o.Logger), postgres.WithLeaseTTL(set.leaseTTL),
 		postgres.WithRunRetention(o.RunRetention), postgres.WithHostEventMaxAge(o.HostEventMaxAge))
 	if err != nil {
 		return fail(err)
@@ -138,7 +150,7 @@ func open(ctx context.Context, dsn string, vaultKeys [][]byte, o hostapp.OpenOpt
 	return hostapp.Opened{
 		Store:  polling{store},
 		Ledger: ledger,
-		Push:   &hostapp.PushStores{Configs: configs, Vault: vault, Outbox: outbox},
+		Push:   &hostapp.PushStores{Configs: configs, Vault: vault, Outbox: outbox, LeaseTTL: set.leaseTTL},
 		Close: func() error {
 			err := store.Close()
 			pool.Close()
