@@ -15,7 +15,9 @@
 // secrets are encrypted with -vault-key (AES-256 keys in hex, the first
 // encrypting, the others still opening: put a new key first to rotate),
 // by default one derived from -seal-key with HKDF (RFC 5869), which
-// replicas then share with it. The host's own
+// replicas then share with it. -lease-ttl bounds how long a dead
+// replica's hold on a run it executed, or on a push it was delivering,
+// lasts before a live replica takes them over. The host's own
 // workflows (-conformance-seams, -a2a-agent, -mcp-server) are memstore
 // workflows and are refused here; each tenant of -keys gets the OpenWOP
 // conformance fixtures (package postgres).
