@@ -1,13 +1,21 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop"
+	"github.com/wopinterop/wopinterop/a2a"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/interoptest"
 	"github.com/wopinterop/wopinterop/interop/memstore"
@@ -279,4 +287,114 @@ func benchPutLeaseRemove(b *testing.B, o [2]push.Outbox, lanes, backlog int) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+}
+
+// BenchmarkA2A is BenchmarkStores through the A2A JSON-RPC binding, as a
+// client pays it: the library mounted over each store (wopinterop.New),
+// a request body in, the response bytes out, in process. GetTask reads a
+// completed task; SendMessageNoop starts a conformance-noop task and
+// answers it completed (so it waits for the run, which on PostgreSQL
+// executes under a lease and commits its events); ListTasks50 is a page
+// of 50 among 1,000 and 100,000 tasks of the tenant.
+func BenchmarkA2A(b *testing.B) {
+	type store struct {
+		name string
+		open func(b *testing.B, seed int) (interop.RunStore, interop.EventSink, interop.Workflow)
+	}
+	stores := []store{
+		{"memstore", func(b *testing.B, seed int) (interop.RunStore, interop.EventSink, interop.Workflow) {
+			s := newMemstore(b)
+			seedMemstore(b, s, seed)
+			return s, s, memstore.ConformanceFixtures()[0].Workflow
+		}},
+		{"postgres", func(b *testing.B, seed int) (interop.RunStore, interop.EventSink, interop.Workflow) {
+			s := newStore(b) // with the fixtures
+			seedRuns(b, s.pool, tenantA, seed)
+			return s, s, ConformanceFixtures()[0].Workflow
+		}},
+	}
+	mount := func(b *testing.B, st store, seed int) http.Handler {
+		rs, sink, noop := st.open(b, seed)
+		host, err := wopinterop.New(wopinterop.Config{
+			Store:    rs,
+			Events:   sink,
+			Subjects: interop.SubjectResolverFunc(func(*http.Request) (interop.Subject, error) { return alice(), nil }),
+			BaseURL:  "https://bench.example",
+			A2A: &wopinterop.A2AConfig{
+				Path:   "/a2a",
+				Record: wopinterop.Record{RefreshedAt: "2026-11-20"},
+				Card:   a2a.CardConfig{Name: "bench", Description: "bench", Version: "1.0.0"},
+				Routed: []interop.Workflow{noop},
+			},
+			Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = host.Close(context.Background()) })
+		mux := http.NewServeMux()
+		host.Mount(mux)
+		return mux
+	}
+	call := func(b *testing.B, h http.Handler, body string) []byte {
+		req := httptest.NewRequest(http.MethodPost, "/a2a", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || bytes.Contains(rec.Body.Bytes(), []byte(`"error"`)) {
+			b.Fatalf("%s: %d %s", body, rec.Code, rec.Body)
+		}
+		return rec.Body.Bytes()
+	}
+	send := func(i int) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-` + strconv.Itoa(i) +
+			`","role":"ROLE_USER","parts":[{"text":"go"}],"metadata":{"skillId":"` + FixtureNoop + `"}}}}`
+	}
+	for _, st := range stores {
+		b.Run(st.name, func(b *testing.B) {
+			b.Run("GetTask", func(b *testing.B) {
+				h := mount(b, st, 0)
+				var res struct {
+					Result struct {
+						Task struct {
+							ID string `json:"id"`
+						} `json:"task"`
+					} `json:"result"`
+				}
+				if err := json.Unmarshal(call(b, h, send(-1)), &res); err != nil || res.Result.Task.ID == "" {
+					b.Fatal(err)
+				}
+				body := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + res.Result.Task.ID + `"}}`
+				b.ReportAllocs()
+				for b.Loop() {
+					call(b, h, body)
+				}
+			})
+			b.Run("SendMessageNoop", func(b *testing.B) {
+				h := mount(b, st, 0)
+				i := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					i++
+					if !bytes.Contains(call(b, h, send(i)), []byte("TASK_STATE_COMPLETED")) {
+						b.Fatal("not completed")
+					}
+				}
+			})
+			for _, n := range []int{1000, 100000} {
+				b.Run(fmt.Sprintf("ListTasks50/runs=%d", n), func(b *testing.B) {
+					h := mount(b, st, n)
+					body := `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":50}}`
+					if !bytes.Contains(call(b, h, body), []byte(`"totalSize":`+strconv.Itoa(n))) {
+						b.Fatalf("ListTasks does not count %d tasks", n)
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						call(b, h, body)
+					}
+				})
+			}
+		})
+	}
 }
