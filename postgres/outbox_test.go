@@ -237,26 +237,30 @@ func TestOutboxTakeoverOnDatabaseClock(t *testing.T) {
 	if err := boxes[0].pool.QueryRow(ctx, `SELECT lease_until FROM wopinterop_push_lanes`).Scan(&until); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		var expired bool
-		if err := boxes[1].pool.QueryRow(ctx, `SELECT $1 <= now()`, until).Scan(&expired); err != nil {
+	// Whether the lease has expired is read before and after each Lease:
+	// the database clock only moves on between them.
+	expired := func() bool {
+		var e bool
+		if err := boxes[1].pool.QueryRow(ctx, `SELECT $1 <= now()`, until).Scan(&e); err != nil {
 			t.Fatal(err)
 		}
+		return e
+	}
+	for {
+		before := expired()
 		got, err := boxes[1].Lease(ctx, "takes-over", 10, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !expired {
-			if len(got) > 0 {
-				t.Fatalf("leased %v before the first lease expired on the database clock", got)
-			}
+		after := expired()
+		switch {
+		case len(got) > 0 && !after:
+			t.Fatalf("leased %v before the first lease expired on the database clock", got)
+		case len(got) == 0 && before:
+			t.Fatal("the expired lease was not taken over")
+		case len(got) == 0:
 			time.Sleep(20 * time.Millisecond)
 			continue
-		}
-		if len(got) == 0 {
-			// now() was read a moment before Lease's; once expired, the
-			// lease must be taken over at once.
-			t.Fatal("the expired lease was not taken over")
 		}
 		if got[0].ID != d1.ID {
 			t.Fatalf("taken over %v, want %s", got, d1.ID)
