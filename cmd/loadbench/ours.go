@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wopinterop/wopinterop/examples/host/hostapp"
+	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/interop/memstore"
+)
+
+// The tenants of the example host: the bench's own, and one holding only
+// the runs ListTasks pages through, so that SendMessage's runs do not
+// change the listing.
+const (
+	benchTenant = "bench"
+	listTenant  = "list"
+	benchKey    = "bench-key"
+	listKey     = "list-key"
+)
+
+// startOurs runs the example host on a memstore of its own, seeded with
+// the conformance fixtures, the held workflow and listSize runs in the
+// list tenant. pushAllow is the receiver origin the egress guard lets
+// pushes reach.
+func startOurs(ctx context.Context, listSize int, pushAllow string, hold *holder) (*server, error) {
+	store := memstore.New(memstore.WithRunRetention(0))
+	seeded := func() error {
+		for _, t := range []string{benchTenant, listTenant} {
+			if err := store.RegisterFixtures(t); err != nil {
+				return err
+			}
+		}
+		if err := store.Register(benchTenant, holdWorkflow(hold)); err != nil {
+			return err
+		}
+		return store.AddAgent(benchTenant, benchAgent)
+	}
+	if err := seeded(); err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("seed the store: %w", err)
+	}
+	if err := seedRuns(ctx, store, listSize); err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	backend := hostapp.Backend{Open: func(context.Context, hostapp.OpenOptions) (hostapp.Opened, error) {
+		return hostapp.Opened{Store: store, Close: store.Close}, nil
+	}}
+	args := []string{
+		"-addr", "127.0.0.1:0",
+		"-keys", benchTenant + "=" + benchKey + "," + listTenant + "=" + listKey,
+		"-log-level", "error",
+		"-run-retention", "0",
+	}
+	if pushAllow != "" {
+		args = append(args, "-push-allow", pushAllow)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	out, outW := io.Pipe()
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		code := hostapp.Main(ctx, args, outW, &stderr, nil, backend)
+		_ = outW.Close()
+		done <- code
+	}()
+	base, err := listenAddr(out)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if err != nil {
+		cancel()
+		<-done
+		return nil, fmt.Errorf("start the example host: %w (stderr: %s)", err, stderr.String())
+	}
+	s := &server{
+		name:     "ours",
+		a2aURL:   base + "/a2a",
+		mcpURL:   base + "/mcp",
+		auth:     "Bearer " + benchKey,
+		listAuth: "Bearer " + listKey,
+		hold:     hold,
+		push:     true,
+		stop: func() {
+			cancel()
+			if code := <-done; code != 0 {
+				fmt.Printf("loadbench: the example host exited %d: %s\n", code, stderr.String())
+			}
+		},
+	}
+	if s.tenant, err = agentTenant(base); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// benchAgent is the agent the bench's messages go to. The example host's
+// own A2A interface routes only conformance-approval (the OpenWOP suite
+// wants exactly that skill there), so the no-op and the held workflow are
+// reached as this agent's skills, through its per-agent routing value
+// (OpenWOP interop.md §Per-agent cards), as any multi-skill host does.
+var benchAgent = interop.Agent{
+	ID: "bench-agent", Persona: "bench", PackVersion: "1.0.0", Label: "Bench",
+	Description: "runs the load bench's workflows",
+	Workflows:   []string{memstore.FixtureNoop, holdSkill},
+}
+
+// agentTenant reads benchAgent's a2aTenant from the host's GET /agents.
+func agentTenant(base string) (string, error) {
+	req, err := http.NewRequest(http.MethodGet, base+"/agents", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+benchKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Agents []struct{ AgentID, A2ATenant string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return "", fmt.Errorf("GET /agents: %w", err)
+	}
+	for _, a := range list.Agents {
+		if a.AgentID == benchAgent.ID && a.A2ATenant != "" {
+			return a.A2ATenant, nil
+		}
+	}
+	return "", fmt.Errorf("GET /agents: no a2aTenant for %s", benchAgent.ID)
+}
+
+// listenAddr reads the host's "listening on http://ADDR" line.
+func listenAddr(r io.Reader) (string, error) {
+	lines := bufio.NewScanner(r)
+	found := make(chan string, 1)
+	go func() {
+		defer close(found)
+		for lines.Scan() {
+			if u, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+				found <- u
+				return
+			}
+		}
+	}()
+	select {
+	case u, ok := <-found:
+		if !ok {
+			return "", errors.New("the host ended before it listened")
+		}
+		return u, nil
+	case <-time.After(30 * time.Second):
+		return "", errors.New("the host did not listen within 30s")
+	}
+}
+
+// seedRuns gives the list tenant n completed no-op runs.
+func seedRuns(ctx context.Context, store *memstore.Store, n int) error {
+	sub := interop.Subject{Tenant: listTenant, Principal: "key:" + listTenant, Authenticated: true}
+	for i := range n {
+		_, _, err := store.CreateRun(ctx, sub, interop.CreateRunRequest{WorkflowID: memstore.FixtureNoop, Inputs: json.RawMessage(`{}`)})
+		if err != nil {
+			return fmt.Errorf("seed run %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// holdWorkflow is the held task's workflow: it publishes one artifact per
+// update the holder asks for and completes when the holder lets go.
+func holdWorkflow(h *holder) memstore.WorkflowDef {
+	return memstore.WorkflowDef{
+		Workflow: interop.Workflow{ID: holdSkill, Name: "Held", Description: "publishes an artifact per bench update",
+			InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Run: func(ctx context.Context, rc *memstore.RunContext) (json.RawMessage, error) {
+			updates := h.take()
+			n := 0
+			for {
+				select {
+				case k, ok := <-updates:
+					if !ok {
+						return json.RawMessage(fmt.Sprintf(`{"updates":%d}`, n)), nil
+					}
+					for range k {
+						n++
+						a := interop.Artifact{ID: fmt.Sprintf("u%d", n), Parts: []interop.Part{interop.TextPart("tick")}}
+						if err := rc.PublishArtifact(a, false, true); err != nil {
+							return nil, err
+						}
+					}
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		},
+	}
+}
+
+// lockedBuffer is a strings.Builder safe for the host's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// receiver is the loopback push receiver: it takes every push, checks it
+// is an A2A StreamResponse sent as application/a2a+json with the config's
+// token, and counts the artifact updates of the task it expects.
+type receiver struct {
+	origin, url string
+	stop        func()
+
+	mu    sync.Mutex
+	task  string
+	count int
+	bad   error
+	moved chan struct{} // signalled (not queued) when count changes
+}
+
+const pushToken = "loadbench-push-token"
+
+func startReceiver() (*receiver, error) {
+	rc := &receiver{moved: make(chan struct{}, 1)}
+	base, stop, err := serve(http.HandlerFunc(rc.take))
+	if err != nil {
+		return nil, err
+	}
+	rc.origin, rc.url, rc.stop = base, base+"/push", stop
+	return rc, nil
+}
+
+func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var ev streamEvent
+	if err == nil {
+		err = json.Unmarshal(body, &ev)
+	}
+	switch {
+	case err != nil:
+	case r.Header.Get("Content-Type") != "application/a2a+json":
+		err = fmt.Errorf("push: Content-Type %q", r.Header.Get("Content-Type"))
+	case r.Header.Get("Authorization") != "Bearer "+pushToken:
+		err = fmt.Errorf("push: Authorization is not the config's token")
+	}
+	rc.mu.Lock()
+	if err != nil && rc.bad == nil {
+		rc.bad = err
+	}
+	if err == nil && ev.ArtifactUpdate != nil && ev.ArtifactUpdate.TaskID == rc.task && rc.task != "" {
+		rc.count++
+		select {
+		case rc.moved <- struct{}{}:
+		default:
+		}
+	}
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// expect makes task the counted one and resets the count.
+func (rc *receiver) expect(task string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.task, rc.count, rc.bad = task, 0, nil
+}
+
+// await waits until n artifact updates of the task have arrived.
+func (rc *receiver) await(n int) error {
+	for {
+		rc.mu.Lock()
+		count, bad := rc.count, rc.bad
+		rc.mu.Unlock()
+		switch {
+		case bad != nil:
+			return bad
+		case count > n:
+			return fmt.Errorf("push: %d deliveries where %d were sent", count, n)
+		case count == n:
+			return nil
+		}
+		select {
+		case <-rc.moved:
+		case <-time.After(patience):
+			return fmt.Errorf("push: %d of %d deliveries: %w", count, n, errTimeout)
+		}
+	}
+}
+
+// benchPush measures push delivery on one lane (one task, one config) of
+// every server that pushes: each round the held task publishes a burst of
+// artifacts, each becoming one push, timed until the receiver has them
+// all. Rate is deliveries per second.
+func benchPush(ctx context.Context, cfg config, s *servers) ([]row, error) {
+	var rows []row
+	for _, x := range s.all() {
+		if !x.push {
+			continue
+		}
+		got, err := pushLane(ctx, cfg, x, s.receiver)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", x.name, err)
+		}
+		rows = append(rows, newRow(x.name, got))
+	}
+	return rows, nil
+}
+
+func pushLane(_ context.Context, cfg config, s *server, rc *receiver) (sample, error) {
+	client := newClient(1)
+	defer client.CloseIdleConnections()
+	task, updates, err := startHeld(client, s, 1)
+	if err != nil {
+		return sample{}, err
+	}
+	defer close(updates)
+	var conf struct {
+		ID     string `json:"id"`
+		TaskID string `json:"taskId"`
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"` + task +
+		`","url":"` + rc.url + `","token":"` + pushToken + `"}}`)
+	if err := call(client, request{s.a2aURL, a2aHeader(s.auth), body}, &conf); err != nil {
+		return sample{}, fmt.Errorf("register the push config: %w", err)
+	}
+	if conf.ID == "" || conf.TaskID != task {
+		return sample{}, fmt.Errorf("the push config answered is not the task's: %+v", conf)
+	}
+	rc.expect(task)
+	per := max(1, cfg.requests/cfg.rounds)
+	var out sample
+	sent := 0
+	for range cfg.rounds {
+		cpu0 := cpuTime()
+		start := time.Now()
+		updates <- per
+		sent += per
+		if err := rc.await(sent); err != nil {
+			return sample{}, err
+		}
+		out.add(sample{n: per, wall: time.Since(start), cpu: cpuTime() - cpu0})
+	}
+	return out, nil
+}
