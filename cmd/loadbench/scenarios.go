@@ -53,7 +53,9 @@ func unaryFor(sc string, s *server, listSize int) (unary, bool) {
 		}
 		h := a2aHeader(s.auth)
 		return unary{
-			build: func(i int) request { return request{s.a2aURL, h, sendBody(i, s.tenant, s.name, memstore.FixtureNoop, false)} },
+			build: func(i int) request {
+				return request{s.a2aURL, h, sendBody(i, s.tenant, s.name, memstore.FixtureNoop, false)}
+			},
 			check: checkSend,
 		}, true
 	case scListTasks:
