@@ -39,7 +39,8 @@
 //
 // # Columns
 //
-// req/s is requests completed per second of wall time over all rounds;
+// req/s is requests completed per second of wall time over all rounds
+// (fan-out: updates that reached every subscriber; push: deliveries);
 // p50 and p99 are request latencies as the client saw them (for fan-out:
 // the time until the update reached every subscriber; push has none).
 // cpu/req is the process's CPU time (user + system, getrusage(2)) over
@@ -48,7 +49,10 @@
 // they can (one shared keep-alive transport per server, bodies built by
 // appending bytes, answers decoded once to validate them), and the bare
 // handler's figure is the baseline, mostly client and net/http cost, to
-// subtract or compare. ×bare and ×sdk are throughput ratios, ours (or
+// subtract or compare: −bare is cpu/req less bare's in the same scenario,
+// the server's work beyond decoding and encoding the wire, client cost
+// removed (CPU time suffers less than throughput from the machine's
+// other load). ×bare and ×sdk are throughput ratios, ours (or
 // any server) over bare and over the SDK stack of that protocol (a2ago
 // or gosdk): above 1 the server is faster.
 package main

@@ -35,8 +35,11 @@ type row struct {
 	P50      time.Duration `json:"p50"`
 	P99      time.Duration `json:"p99"`
 	CPU      time.Duration `json:"cpuPerRequest"`
-	VsBare   float64       `json:"vsBare"`
-	VsSDK    float64       `json:"vsSDK"`
+	// CPUOverBare is CPU less the bare server's CPU in the scenario: the
+	// work the server does beyond the wire work, client cost removed.
+	CPUOverBare time.Duration `json:"cpuOverBare"`
+	VsBare      float64       `json:"vsBare"`
+	VsSDK       float64       `json:"vsSDK"`
 }
 
 func newRow(server string, s sample) row {
@@ -61,10 +64,11 @@ func newRow(server string, s sample) row {
 // stack of the scenario's protocol.
 func (rep *report) add(sc string, rows []row) {
 	var bare, sdk float64
+	var bareCPU time.Duration
 	for _, r := range rows {
 		switch r.Server {
 		case "bare":
-			bare = r.PerSec
+			bare, bareCPU = r.PerSec, r.CPU
 		case "a2ago", "gosdk":
 			sdk = r.PerSec
 		}
@@ -73,6 +77,7 @@ func (rep *report) add(sc string, rows []row) {
 		r.Scenario = sc
 		if bare > 0 {
 			r.VsBare = r.PerSec / bare
+			r.CPUOverBare = r.CPU - bareCPU
 		}
 		if sdk > 0 {
 			r.VsSDK = r.PerSec / sdk
@@ -100,10 +105,14 @@ func (rep *report) writeJSON(w io.Writer) error {
 
 func (rep *report) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tserver\tn\treq/s\tp50\tp99\tcpu/req\t×bare\t×sdk\terrors\t")
+	fmt.Fprintln(tw, "scenario\tserver\tn\treq/s\tp50\tp99\tcpu/req\t−bare\t×bare\t×sdk\terrors\t")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Scenario, r.Server, r.N,
-			fmt.Sprintf("%.0f", r.PerSec), dur(r.P50), dur(r.P99), dur(r.CPU), ratio(r.VsBare), ratio(r.VsSDK), r.Errors)
+		over := "-"
+		if r.VsBare != 0 && r.Server != "bare" {
+			over = signed(r.CPUOverBare)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Scenario, r.Server, r.N,
+			fmt.Sprintf("%.0f", r.PerSec), dur(r.P50), dur(r.P99), dur(r.CPU), over, ratio(r.VsBare), ratio(r.VsSDK), r.Errors)
 	}
 	return tw.Flush()
 }
@@ -117,6 +126,17 @@ func dur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 	}
+}
+
+// signed is d with its sign; d may be negative.
+func signed(d time.Duration) string {
+	if d < 0 {
+		return "−" + dur(-d)
+	}
+	if d == 0 {
+		return "0µs"
+	}
+	return "+" + dur(d)
 }
 
 func ratio(x float64) string {
