@@ -10,26 +10,32 @@ import (
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	a2apush "github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
 // startA2AGo serves a2a-go's full stack: its JSON-RPC handler over its
 // default request handler, its in-memory task store (which keeps a task
 // to the user that created it) and an executor that completes at once,
-// with listSize completed tasks of the list user.
+// with listSize completed tasks of the list user, and its push sender.
 func startA2AGo(ctx context.Context, listSize int, hold *holder) (*server, error) {
 	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: a2asrv.NewTaskStoreAuthenticator()})
 	if err := seedA2AGo(ctx, store, listSize); err != nil {
 		return nil, err
 	}
-	h := a2asrv.NewHandler(&executor{hold: hold}, a2asrv.WithTaskStore(store), a2asrv.WithCallInterceptors(bearerUsers{}))
+	// Its push sender refuses loopback receivers unless told this is a
+	// trusted internal network.
+	sender := a2apush.NewHTTPPushSender(&a2apush.HTTPSenderConfig{AllowPrivateNetworks: true})
+	h := a2asrv.NewHandler(&executor{hold: hold}, a2asrv.WithTaskStore(store), a2asrv.WithCallInterceptors(bearerUsers{}),
+		a2asrv.WithPushNotifications(a2apush.NewInMemoryStore(), sender))
 	mux := http.NewServeMux()
 	mux.Handle("/a2a", a2asrv.NewJSONRPCHandler(h))
 	base, stop, err := serve(mux)
 	if err != nil {
 		return nil, err
 	}
-	return &server{name: "a2ago", a2aURL: base + "/a2a", auth: "Bearer " + benchKey, listAuth: "Bearer " + listKey, hold: hold, stop: stop}, nil
+	return &server{name: "a2ago", a2aURL: base + "/a2a", auth: "Bearer " + benchKey, listAuth: "Bearer " + listKey, hold: hold,
+		pushType: "application/json", stop: stop}, nil
 }
 
 // seedA2AGo creates n completed tasks of the list user in store.

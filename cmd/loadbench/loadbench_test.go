@@ -35,7 +35,7 @@ func TestSmoke(t *testing.T) {
 		scToolsList:   {"ours", "gosdk", "bare"},
 		scToolsCall:   {"ours", "gosdk", "bare"},
 		scFanout:      {"ours", "a2ago", "bare"},
-		scPush:        {"ours"},
+		scPush:        {"ours", "a2ago"},
 	}
 	got := map[string][]string{}
 	for _, r := range rep.Rows {

@@ -11,17 +11,19 @@ import (
 )
 
 // receiver is the loopback push receiver: it takes every push, checks it
-// is an A2A StreamResponse sent as application/a2a+json with the config's
-// token, and counts the artifact updates of the task it expects.
+// is an A2A StreamResponse sent with the server's Content-Type and the
+// config's credentials, and counts the artifact updates of the task it
+// expects.
 type receiver struct {
 	origin, url string
 	stop        func()
 
 	mu    sync.Mutex
 	task  string
+	ctype string
 	count int
 	bad   error
-	moved chan struct{} // signalled (not queued) when count changes
+	moved chan struct{} // signalled (not queued) when count or bad changes
 }
 
 const pushToken = "loadbench-push-token"
@@ -42,33 +44,41 @@ func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = json.Unmarshal(body, &ev)
 	}
+	rc.mu.Lock()
 	switch {
 	case err != nil:
-	case r.Header.Get("Content-Type") != "application/a2a+json":
-		err = fmt.Errorf("push: Content-Type %q", r.Header.Get("Content-Type"))
+	case rc.task == "" || ev.taskID() != rc.task:
+		// a late push of a lane already measured
+	case r.Header.Get("Content-Type") != rc.ctype:
+		err = fmt.Errorf("push: Content-Type %q, want %q", r.Header.Get("Content-Type"), rc.ctype)
 	case r.Header.Get("Authorization") != "Bearer "+pushToken:
-		err = fmt.Errorf("push: Authorization is not the config's token")
+		err = fmt.Errorf("push: Authorization is not the config's credentials")
+	case ev.ArtifactUpdate != nil:
+		rc.count++
+		rc.signal()
 	}
-	rc.mu.Lock()
 	if err != nil && rc.bad == nil {
 		rc.bad = err
-	}
-	if err == nil && ev.ArtifactUpdate != nil && ev.ArtifactUpdate.TaskID == rc.task && rc.task != "" {
-		rc.count++
-		select {
-		case rc.moved <- struct{}{}:
-		default:
-		}
+		rc.signal()
 	}
 	rc.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// expect makes task the counted one and resets the count.
-func (rc *receiver) expect(task string) {
+// signal wakes await; it does not queue.
+func (rc *receiver) signal() {
+	select {
+	case rc.moved <- struct{}{}:
+	default:
+	}
+}
+
+// expect makes task the counted one, its pushes sent as ctype, and
+// resets the count.
+func (rc *receiver) expect(task, ctype string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.task, rc.count, rc.bad = task, 0, nil
+	rc.task, rc.ctype, rc.count, rc.bad = task, ctype, 0, nil
 }
 
 // await waits until n artifact updates of the task have arrived.
@@ -100,7 +110,7 @@ func (rc *receiver) await(n int) error {
 func benchPush(ctx context.Context, cfg config, s *servers) ([]row, error) {
 	var rows []row
 	for _, x := range s.all() {
-		if !x.push {
+		if x.pushType == "" {
 			continue
 		}
 		got, err := pushLane(ctx, cfg, x, s.receiver)
@@ -125,14 +135,14 @@ func pushLane(_ context.Context, cfg config, s *server, rc *receiver) (sample, e
 		TaskID string `json:"taskId"`
 	}
 	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"` + task +
-		`","url":"` + rc.url + `","token":"` + pushToken + `"}}`)
+		`","url":"` + rc.url + `","authentication":{"scheme":"Bearer","credentials":"` + pushToken + `"}}}`)
 	if err := call(client, request{s.a2aURL, a2aHeader(s.auth), body}, &conf); err != nil {
 		return sample{}, fmt.Errorf("register the push config: %w", err)
 	}
 	if conf.ID == "" || conf.TaskID != task {
 		return sample{}, fmt.Errorf("the push config answered is not the task's: %+v", conf)
 	}
-	rc.expect(task)
+	rc.expect(task, s.pushType)
 	per := max(1, cfg.requests/cfg.rounds)
 	var out sample
 	sent := 0

@@ -17,8 +17,9 @@ type server struct {
 	// hold drives the server's held task (fan-out, push); nil when it
 	// has none.
 	hold *holder
-	// push says the server delivers A2A pushes.
-	push bool
+	// pushType is the Content-Type of the server's A2A pushes; "" when
+	// it does not push.
+	pushType string
 	// fixtures the unary scenarios read, filled by prepare.
 	taskID string
 	stop   func()

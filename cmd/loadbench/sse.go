@@ -22,8 +22,23 @@ type streamEvent struct {
 			Parts []json.RawMessage `json:"parts"`
 		} `json:"artifact"`
 	} `json:"artifactUpdate"`
-	StatusUpdate json.RawMessage `json:"statusUpdate"`
-	Message      json.RawMessage `json:"message"`
+	StatusUpdate *struct {
+		TaskID string `json:"taskId"`
+	} `json:"statusUpdate"`
+	Message json.RawMessage `json:"message"`
+}
+
+// taskID is the task the event is about, "" for a message.
+func (ev *streamEvent) taskID() string {
+	switch {
+	case ev.Task != nil:
+		return ev.Task.ID
+	case ev.ArtifactUpdate != nil:
+		return ev.ArtifactUpdate.TaskID
+	case ev.StatusUpdate != nil:
+		return ev.StatusUpdate.TaskID
+	}
+	return ""
 }
 
 // subscribe opens a SubscribeToTask stream on s for task and calls on for
