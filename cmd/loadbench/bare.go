@@ -135,7 +135,7 @@ func writeResult(w http.ResponseWriter, id json.RawMessage, res any) {
 
 // subscribe streams the held task: the task first, then an artifact
 // update per update of the hub, each a JSON-RPC response in an SSE event
-// (A2A 1.0 §9.4.5), until the held task ends or the client goes.
+// (A2A 1.0.1 §9.4.2), until the held task ends or the client goes.
 func (b *bare) subscribe(w http.ResponseWriter, r *http.Request, id json.RawMessage, taskID string) {
 	updates, leave := b.hub.join()
 	defer leave()

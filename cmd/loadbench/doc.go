@@ -11,7 +11,9 @@
 //	ours   the example host (examples/host/hostapp, its Backend seam) over
 //	       interop/memstore with the conformance fixtures: the library as a
 //	       host mounts it, authentication, audit and request logging (at
-//	       error level) included
+//	       error level) included; messages go to a bench agent through its
+//	       per-agent routing value, as the host's own interface routes
+//	       only conformance-approval
 //	a2ago  a2a-go v2.4.0's full server stack: a2asrv.NewJSONRPCHandler over
 //	       a2asrv.NewHandler with its in-memory task store and an
 //	       AgentExecutor that completes at once
@@ -21,16 +23,17 @@
 //	       the JSON-RPC request and encodes a fixed answer of the shape
 //	       ours answers
 //
-// The scenarios (A2A over JSON-RPC 2.0, A2A 1.0 §9; MCP over Streamable
+// The scenarios (A2A over JSON-RPC 2.0, A2A 1.0.1 §9.4; MCP over Streamable
 // HTTP, MCP 2026-07-28 basic/transports): GetTask of a completed task,
 // SendMessage of a no-op task answered completed, ListTasks (a page of 50
 // of a tenant holding -list-size tasks), tools/list, tools/call of a
 // no-op tool, SubscribeToTask fan-out (-subscribers SSE streams on one
 // task; the time until one update has reached all of them) and push (a
 // burst of run events on one task with one push config, the deliveries a
-// loopback receiver takes per second on that one lane; the receiver's
-// origin is allowed through the egress guard with -push-allow). A server
-// that does not speak a scenario's protocol is left out of it.
+// loopback receiver takes per second on that one lane; ours allows the
+// receiver's origin through its egress guard with -push-allow, a2a-go's
+// sender is built with AllowPrivateNetworks). A server that does not
+// speak a scenario's protocol is left out of it.
 //
 // Rounds alternate between the servers (-rounds per scenario, the order
 // rotating each round), so background load on a shared machine falls on

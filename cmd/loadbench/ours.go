@@ -87,7 +87,7 @@ func startOurs(ctx context.Context, listSize int, pushAllow string, hold *holder
 		auth:     "Bearer " + benchKey,
 		listAuth: "Bearer " + listKey,
 		hold:     hold,
-		pushType: "application/a2a+json", // A2A 1.0 §4.3.3
+		pushType: "application/a2a+json", // OpenWOP RFC 0214 §C
 		stop: func() {
 			cancel()
 			if code := <-done; code != 0 {

@@ -24,7 +24,7 @@ const (
 
 var allScenarios = []string{scGetTask, scSendMessage, scListTasks, scToolsList, scToolsCall, scFanout, scPush}
 
-// Protocol constants of the requests (A2A 1.0 §9.1 JSON-RPC; MCP
+// Protocol constants of the requests (A2A 1.0.1 §9.4 JSON-RPC; MCP
 // 2026-07-28 basic/transports, the stateless request headers).
 const (
 	a2aVersion  = "1.0"

@@ -12,7 +12,7 @@ type server struct {
 	// caller whose tenant holds the listed tasks.
 	auth, listAuth string
 	// tenant is the A2A routing value of the agent SendMessage goes to
-	// (params.tenant, A2A 1.0 §3.2.1); "" for none.
+	// (params.tenant; OpenWOP interop.md §Per-agent cards); "" for none.
 	tenant string
 	// hold drives the server's held task (fan-out, push); nil when it
 	// has none.

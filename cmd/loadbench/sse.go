@@ -10,7 +10,7 @@ import (
 	"net/http"
 )
 
-// streamEvent is one A2A StreamResponse (A2A 1.0 §3.2.3): exactly one of
+// streamEvent is one A2A StreamResponse (a2a.proto): exactly one of
 // its members is set. Only what the bench checks is decoded.
 type streamEvent struct {
 	Task *struct {
@@ -81,9 +81,8 @@ func subscribe(ctx context.Context, client *http.Client, s *server, task string,
 	return lines.Err()
 }
 
-// startHeld starts a held task on s with the no-op-free held skill,
-// answered at once (returnImmediately), and returns its id and the
-// channel that drives it.
+// startHeld starts a task of the held skill on s, answered at once
+// (returnImmediately), and returns its id and the channel that drives it.
 func startHeld(client *http.Client, s *server, i int) (string, chan int, error) {
 	updates := s.hold.arm()
 	var r struct{ Task *struct{ ID string } }
