@@ -106,30 +106,61 @@ func (rc *receiver) await(n int) error {
 // benchPush measures push delivery on one lane (one task, one config) of
 // every server that pushes: each round the held task publishes a burst of
 // artifacts, each becoming one push, timed until the receiver has them
-// all. Rate is deliveries per second.
-func benchPush(ctx context.Context, cfg config, s *servers) ([]row, error) {
-	var rows []row
+// all, the servers' order rotating from round to round. Rate is
+// deliveries per second.
+func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
+	client := newClient(1)
+	defer client.CloseIdleConnections()
+	var lanes []*pushLane
+	defer func() {
+		for _, l := range lanes {
+			close(l.updates)
+		}
+	}()
 	for _, x := range s.all() {
 		if x.pushType == "" {
 			continue
 		}
-		got, err := pushLane(ctx, cfg, x, s.receiver)
+		l, err := openPushLane(client, x, s.receiver)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", x.name, err)
 		}
-		rows = append(rows, newRow(x.name, got))
+		lanes = append(lanes, l)
+	}
+	per := max(1, cfg.requests/cfg.rounds)
+	for r := range cfg.rounds {
+		for i := range lanes {
+			l := lanes[(i+r)%len(lanes)]
+			s.receiver.expect(l.task, l.srv.pushType)
+			cpu0 := cpuTime()
+			start := time.Now()
+			l.updates <- per
+			if err := s.receiver.await(per); err != nil {
+				return nil, fmt.Errorf("%s: %w", l.srv.name, err)
+			}
+			l.got.add(sample{n: per, wall: time.Since(start), cpu: cpuTime() - cpu0})
+		}
+	}
+	rows := make([]row, 0, len(lanes))
+	for _, l := range lanes {
+		rows = append(rows, newRow(l.srv.name, l.got))
 	}
 	return rows, nil
 }
 
-func pushLane(_ context.Context, cfg config, s *server, rc *receiver) (sample, error) {
-	client := newClient(1)
-	defer client.CloseIdleConnections()
+// pushLane is a server's held task with one push config to the receiver.
+type pushLane struct {
+	srv     *server
+	task    string
+	updates chan int
+	got     sample
+}
+
+func openPushLane(client *http.Client, s *server, rc *receiver) (*pushLane, error) {
 	task, updates, err := startHeld(client, s, 1)
 	if err != nil {
-		return sample{}, err
+		return nil, err
 	}
-	defer close(updates)
 	var conf struct {
 		ID     string `json:"id"`
 		TaskID string `json:"taskId"`
@@ -137,24 +168,12 @@ func pushLane(_ context.Context, cfg config, s *server, rc *receiver) (sample, e
 	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"` + task +
 		`","url":"` + rc.url + `","authentication":{"scheme":"Bearer","credentials":"` + pushToken + `"}}}`)
 	if err := call(client, request{s.a2aURL, a2aHeader(s.auth), body}, &conf); err != nil {
-		return sample{}, fmt.Errorf("register the push config: %w", err)
+		close(updates)
+		return nil, fmt.Errorf("register the push config: %w", err)
 	}
 	if conf.ID == "" || conf.TaskID != task {
-		return sample{}, fmt.Errorf("the push config answered is not the task's: %+v", conf)
+		close(updates)
+		return nil, fmt.Errorf("the push config answered is not the task's: %+v", conf)
 	}
-	rc.expect(task, s.pushType)
-	per := max(1, cfg.requests/cfg.rounds)
-	var out sample
-	sent := 0
-	for range cfg.rounds {
-		cpu0 := cpuTime()
-		start := time.Now()
-		updates <- per
-		sent += per
-		if err := rc.await(sent); err != nil {
-			return sample{}, err
-		}
-		out.add(sample{n: per, wall: time.Since(start), cpu: cpuTime() - cpu0})
-	}
-	return out, nil
+	return &pushLane{srv: s, task: task, updates: updates}, nil
 }
