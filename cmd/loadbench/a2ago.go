@@ -112,7 +112,10 @@ func (e *executor) held(ctx context.Context, ec *a2asrv.ExecutorContext, yield f
 				return
 			}
 			for range k {
-				if !yield(wire.NewArtifactEvent(ec, wire.NewTextPart("tick")), nil) {
+				// Not appended: the update replaces the artifact, so the task keeps its size.
+				tick := &wire.TaskArtifactUpdateEvent{TaskID: ec.TaskID, ContextID: ec.ContextID,
+					Artifact: &wire.Artifact{ID: tickArtifact, Parts: wire.ContentParts{wire.NewTextPart("tick")}}}
+				if !yield(tick, nil) {
 					return
 				}
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"sync"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
@@ -147,16 +146,14 @@ func (b *bare) subscribe(w http.ResponseWriter, r *http.Request, id json.RawMess
 		return
 	}
 	f.Flush()
-	n := 0
 	for {
 		select {
 		case _, ok := <-updates:
 			if !ok {
 				return
 			}
-			n++
 			ev := &wire.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID,
-				Artifact: &wire.Artifact{ID: wire.ArtifactID("u" + strconv.Itoa(n)), Parts: wire.ContentParts{wire.NewTextPart("tick")}}}
+				Artifact: &wire.Artifact{ID: tickArtifact, Parts: wire.ContentParts{wire.NewTextPart("tick")}}}
 			if !writeEvent(w, id, map[string]any{"artifactUpdate": ev}) {
 				return
 			}

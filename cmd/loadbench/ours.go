@@ -176,12 +176,15 @@ func seedRuns(ctx context.Context, store *memstore.Store, n int) error {
 }
 
 // holdWorkflow is the held task's workflow: it publishes one artifact per
-// update the holder asks for and completes when the holder lets go.
+// update the holder asks for and completes when the holder lets go. Every
+// update replaces the one artifact, so the task keeps its size however
+// many updates a run makes.
 func holdWorkflow(h *holder) memstore.WorkflowDef {
 	return memstore.WorkflowDef{
 		Workflow: interop.Workflow{ID: holdSkill, Name: "Held", Description: "publishes an artifact per bench update",
 			InputSchema: json.RawMessage(`{"type":"object"}`)},
 		Run: func(ctx context.Context, rc *memstore.RunContext) (json.RawMessage, error) {
+			tick := interop.Artifact{ID: tickArtifact, Parts: []interop.Part{interop.TextPart("tick")}}
 			updates := h.take()
 			n := 0
 			for {
@@ -192,8 +195,7 @@ func holdWorkflow(h *holder) memstore.WorkflowDef {
 					}
 					for range k {
 						n++
-						a := interop.Artifact{ID: fmt.Sprintf("u%d", n), Parts: []interop.Part{interop.TextPart("tick")}}
-						if err := rc.PublishArtifact(a, false, true); err != nil {
+						if err := rc.PublishArtifact(tick, false, true); err != nil {
 							return nil, err
 						}
 					}

@@ -25,8 +25,12 @@ type server struct {
 	stop   func()
 }
 
-// holdSkill is the skill (workflow) of the held task.
-const holdSkill = "bench-hold"
+// holdSkill is the skill (workflow) of the held task; tickArtifact is the
+// artifact each of its updates replaces.
+const (
+	holdSkill    = "bench-hold"
+	tickArtifact = "tick"
+)
 
 // holder hands the next held task its channel of updates: each value is
 // how many artifact updates to publish at once, and closing it lets the
