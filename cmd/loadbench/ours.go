@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -91,7 +92,7 @@ func startOurs(ctx context.Context, listSize int, pushAllow string, hold *holder
 		stop: func() {
 			cancel()
 			if code := <-done; code != 0 {
-				fmt.Printf("loadbench: the example host exited %d: %s\n", code, stderr.String())
+				fmt.Fprintf(os.Stderr, "loadbench: the example host exited %d: %s\n", code, stderr.String())
 			}
 		},
 	}
