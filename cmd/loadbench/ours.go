@@ -42,7 +42,7 @@ func startOurs(ctx context.Context, listSize int, pushAllow string, hold *holder
 		if err := store.Register(benchTenant, holdWorkflow(hold)); err != nil {
 			return err
 		}
-		return store.AddAgent(benchTenant, benchAgent)
+		return store.AddAgent(benchTenant, benchAgent())
 	}
 	if err := seeded(); err != nil {
 		_ = store.Close()
@@ -102,7 +102,7 @@ func startOurs(ctx context.Context, listSize int, pushAllow string, hold *holder
 	return s, nil
 }
 
-// agentTenant reads benchAgent's a2aTenant from the host's GET /agents.
+// agentTenant reads the bench agent's a2aTenant from the host's GET /agents.
 func agentTenant(base string) (string, error) {
 	req, err := http.NewRequest(http.MethodGet, base+"/agents", nil)
 	if err != nil {
@@ -121,11 +121,11 @@ func agentTenant(base string) (string, error) {
 		return "", fmt.Errorf("GET /agents: %w", err)
 	}
 	for _, a := range list.Agents {
-		if a.AgentID == benchAgent.ID && a.A2ATenant != "" {
+		if a.AgentID == benchAgentID && a.A2ATenant != "" {
 			return a.A2ATenant, nil
 		}
 	}
-	return "", fmt.Errorf("GET /agents: no a2aTenant for %s", benchAgent.ID)
+	return "", fmt.Errorf("GET /agents: no a2aTenant for %s", benchAgentID)
 }
 
 // listenAddr reads the host's "listening on http://ADDR" line.

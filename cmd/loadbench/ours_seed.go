@@ -16,11 +16,15 @@ import (
 // wants exactly that skill there), so the no-op and the held workflow are
 // reached as this agent's skills, through its per-agent routing value
 // (OpenWOP interop.md §Per-agent cards), as any multi-skill host does.
-var benchAgent = interop.Agent{
-	ID: "bench-agent", Persona: "bench", PackVersion: "1.0.0", Label: "Bench",
-	Description: "runs the load bench's workflows",
-	Workflows:   []string{memstore.FixtureNoop, holdSkill},
+func benchAgent() interop.Agent {
+	return interop.Agent{
+		ID: benchAgentID, Persona: "bench", PackVersion: "1.0.0", Label: "Bench",
+		Description: "runs the load bench's workflows",
+		Workflows:   []string{memstore.FixtureNoop, holdSkill},
+	}
 }
+
+const benchAgentID = "bench-agent"
 
 // seedRuns gives the list tenant n completed no-op runs.
 func seedRuns(ctx context.Context, store *memstore.Store, n int) error {
