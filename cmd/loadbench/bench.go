@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// config is what a bench run does.
+type config struct {
+	requests, clients, rounds int
+	listSize, subscribers     int
+	scenarios                 []string
+}
+
+// servers are the servers under test, in table order.
+type servers struct {
+	ours, a2ago, gosdk, bare *server
+	receiver                 *receiver
+}
+
+func (s *servers) all() []*server { return []*server{s.ours, s.a2ago, s.gosdk, s.bare} }
+
+func (s *servers) stop() {
+	for _, x := range s.all() {
+		if x != nil {
+			x.stop()
+		}
+	}
+	if s.receiver != nil {
+		s.receiver.stop()
+	}
+}
+
+// start starts every server and gives each its fixtures.
+func start(ctx context.Context, cfg config, client *http.Client) (*servers, error) {
+	var s servers
+	var err error
+	if s.receiver, err = startReceiver(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*servers, error) {
+		s.stop()
+		return nil, err
+	}
+	if s.ours, err = startOurs(ctx, cfg.listSize, s.receiver.origin, &holder{}); err != nil {
+		return fail(err)
+	}
+	if s.a2ago, err = startA2AGo(ctx, cfg.listSize, &holder{}); err != nil {
+		return fail(err)
+	}
+	if s.gosdk, err = startGoSDK(); err != nil {
+		return fail(err)
+	}
+	for _, x := range []*server{s.ours, s.a2ago} {
+		if err := prepare(client, x); err != nil {
+			return fail(err)
+		}
+	}
+	fixed, err := probe(client, s.ours, cfg.listSize)
+	if err != nil {
+		return fail(err)
+	}
+	if s.bare, err = startBare(fixed, &holder{}); err != nil {
+		return fail(err)
+	}
+	return &s, nil
+}
+
+// bench starts the servers, runs every scenario of cfg against every
+// server that speaks it and reports.
+func bench(ctx context.Context, cfg config, progress io.Writer) (*report, error) {
+	setup := newClient(cfg.clients)
+	s, err := start(ctx, cfg, setup)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	rep := &report{Config: reportConfig{Requests: cfg.requests, Clients: cfg.clients, Rounds: cfg.rounds,
+		ListSize: cfg.listSize, Subscribers: cfg.subscribers}}
+	for _, sc := range cfg.scenarios {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(progress, "loadbench: %s\n", sc)
+		var rows []row
+		switch sc {
+		case scFanout:
+			rows, err = benchFanout(ctx, cfg, s)
+		case scPush:
+			rows, err = benchPush(ctx, cfg, s)
+		default:
+			rows = benchUnary(cfg, sc, s)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sc, err)
+		}
+		rep.add(sc, rows)
+	}
+	return rep, nil
+}
+
+// benchUnary runs a request-answer scenario: each round drives
+// requests/rounds requests against every server that speaks it, the
+// servers' order rotating from round to round.
+func benchUnary(cfg config, sc string, s *servers) []row {
+	type lane struct {
+		srv    *server
+		u      unary
+		client *http.Client
+		got    sample
+	}
+	var lanes []*lane
+	for _, x := range s.all() {
+		if u, ok := unaryFor(sc, x, cfg.listSize); ok {
+			lanes = append(lanes, &lane{srv: x, u: u, client: newClient(cfg.clients)})
+		}
+	}
+	per := max(1, cfg.requests/cfg.rounds)
+	next := 1
+	for _, l := range lanes { // warm the connections and the caches
+		warm := drive(l.client, l.u, next, min(per, 2*cfg.clients), cfg.clients)
+		l.got.add(sample{errs: warm.errs, firstErr: warm.firstErr}) // a wrong answer counts, its time does not
+		next += 2 * cfg.clients
+	}
+	for r := range cfg.rounds {
+		for i := range lanes {
+			l := lanes[(i+r)%len(lanes)]
+			l.got.add(drive(l.client, l.u, next, per, cfg.clients))
+			next += per
+		}
+	}
+	rows := make([]row, 0, len(lanes))
+	for _, l := range lanes {
+		l.client.CloseIdleConnections()
+		rows = append(rows, newRow(l.srv.name, l.got))
+	}
+	return rows
+}
+
+// errTimeout is a scenario that stopped making progress.
+var errTimeout = errors.New("timed out")
+
+// patience bounds every wait for a server in the streaming scenarios.
+const patience = 30 * time.Second

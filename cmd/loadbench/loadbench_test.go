@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmoke runs every scenario with tiny counts and requires every
+// server that speaks it to have answered every request correctly (the
+// checks validate each answer, not only its status), so the bench keeps
+// working as the library changes.
+func TestSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-json", "-n", "40", "-c", "4", "-rounds", "2", "-list-size", "120", "-subscribers", "3"}
+	if code := run(ctx, args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("-json output: %v\n%s", err, stdout.String())
+	}
+	want := map[string][]string{
+		scGetTask:     {"ours", "a2ago", "bare"},
+		scSendMessage: {"ours", "a2ago", "bare"},
+		scListTasks:   {"ours", "a2ago", "bare"},
+		scToolsList:   {"ours", "gosdk", "bare"},
+		scToolsCall:   {"ours", "gosdk", "bare"},
+		scFanout:      {"ours", "a2ago", "bare"},
+		scPush:        {"ours", "a2ago"},
+	}
+	got := map[string][]string{}
+	for _, r := range rep.Rows {
+		got[r.Scenario] = append(got[r.Scenario], r.Server)
+		if r.Errors != 0 || r.N == 0 || r.PerSec <= 0 || r.CPU <= 0 {
+			t.Errorf("%s/%s: n=%d errors=%d (%s) rate=%.0f cpu=%v", r.Scenario, r.Server, r.N, r.Errors, r.FirstErr, r.PerSec, r.CPU)
+		}
+		if r.Scenario != scPush && (r.P50 <= 0 || r.P99 < r.P50) {
+			t.Errorf("%s/%s: p50 %v p99 %v", r.Scenario, r.Server, r.P50, r.P99)
+		}
+	}
+	for sc, servers := range want {
+		if !slices.Equal(got[sc], servers) {
+			t.Errorf("%s: servers %v, want %v", sc, got[sc], servers)
+		}
+	}
+}
+
+// TestChecksRefuseWrongAnswers proves the checks the smoke test relies
+// on fail on a wrong answer, not only on a bad status.
+func TestChecksRefuseWrongAnswers(t *testing.T) {
+	task := `{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"x"}]}]}`
+	ok := func(id int, res string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":` + res + `}`)
+	}
+	cases := []struct {
+		name  string
+		check func(i, status int, body []byte) error
+		good  []byte
+		bad   [][]byte
+	}{
+		{"GetTask", func(i, st int, b []byte) error { return checkGetTask(i, st, b, "t1") }, ok(3, task), [][]byte{
+			ok(4, task), // another request's answer
+			ok(3, strings.Replace(task, `"t1"`, `"t2"`, 1)),
+			ok(3, strings.Replace(task, "COMPLETED", "WORKING", 1)),
+			[]byte(`{"jsonrpc":"2.0","id":3,"error":{"code":-32001,"message":"task not found"}}`),
+			[]byte(`not json`),
+		}},
+		{"SendMessage", checkSend, ok(3, `{"task":`+task+`}`), [][]byte{
+			ok(3, task), // the task not wrapped
+			ok(3, `{"task":`+strings.Replace(task, "COMPLETED", "INPUT_REQUIRED", 1)+`}`),
+		}},
+		{"ListTasks", func(i, st int, b []byte) error { return checkList(i, st, b, 2) },
+			ok(3, `{"tasks":[`+task+`,`+task+`],"totalSize":2,"pageSize":50,"nextPageToken":""}`), [][]byte{
+				ok(3, `{"tasks":[`+task+`],"totalSize":2,"pageSize":50,"nextPageToken":""}`),
+				ok(3, `{"tasks":[`+task+`,`+task+`],"totalSize":3,"pageSize":50,"nextPageToken":""}`),
+				ok(3, `{"tasks":[`+task+`,`+task+`],"totalSize":2,"pageSize":50,"nextPageToken":"more"}`),
+			}},
+		{"tools/list", checkToolsList, ok(3, `{"tools":[{"name":"conformance-noop"}]}`), [][]byte{
+			ok(3, `{"tools":[{"name":"other"}]}`),
+		}},
+		{"tools/call", checkToolsCall, ok(3, `{"content":[{"type":"text","text":"{}"}]}`), [][]byte{
+			ok(3, `{"content":[{"type":"text","text":"boom"}],"isError":true}`),
+			ok(3, `{"content":[]}`),
+		}},
+	}
+	for _, c := range cases {
+		if err := c.check(3, http.StatusOK, c.good); err != nil {
+			t.Errorf("%s: a right answer refused: %v", c.name, err)
+		}
+		if err := c.check(3, http.StatusInternalServerError, c.good); err == nil {
+			t.Errorf("%s: HTTP 500 accepted", c.name)
+		}
+		for _, b := range c.bad {
+			if err := c.check(3, http.StatusOK, b); err == nil {
+				t.Errorf("%s: wrong answer accepted: %s", c.name, b)
+			}
+		}
+	}
+}

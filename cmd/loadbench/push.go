@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// receiver is the loopback push receiver: it takes every push, checks it
+// is an A2A StreamResponse sent with the server's Content-Type and the
+// config's credentials, and counts the artifact updates of the task it
+// expects.
+type receiver struct {
+	origin, url string
+	stop        func()
+
+	mu    sync.Mutex
+	task  string
+	ctype string
+	count int
+	bad   error
+	moved chan struct{} // signalled (not queued) when count or bad changes
+}
+
+const pushToken = "loadbench-push-token"
+
+func startReceiver() (*receiver, error) {
+	rc := &receiver{moved: make(chan struct{}, 1)}
+	base, stop, err := serve(http.HandlerFunc(rc.take))
+	if err != nil {
+		return nil, err
+	}
+	rc.origin, rc.url, rc.stop = base, base+"/push", stop
+	return rc, nil
+}
+
+func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var ev streamEvent
+	if err == nil {
+		err = json.Unmarshal(body, &ev)
+	}
+	rc.mu.Lock()
+	switch {
+	case err != nil:
+	case rc.task == "" || ev.taskID() != rc.task:
+		// a late push of a lane already measured
+	case r.Header.Get("Content-Type") != rc.ctype:
+		err = fmt.Errorf("push: Content-Type %q, want %q", r.Header.Get("Content-Type"), rc.ctype)
+	case r.Header.Get("Authorization") != "Bearer "+pushToken:
+		err = fmt.Errorf("push: Authorization is not the config's credentials")
+	case ev.ArtifactUpdate != nil:
+		rc.count++
+		rc.signal()
+	}
+	if err != nil && rc.bad == nil {
+		rc.bad = err
+		rc.signal()
+	}
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// signal wakes await; it does not queue.
+func (rc *receiver) signal() {
+	select {
+	case rc.moved <- struct{}{}:
+	default:
+	}
+}
+
+// expect makes task the counted one, its pushes sent as ctype, and
+// resets the count.
+func (rc *receiver) expect(task, ctype string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.task, rc.ctype, rc.count, rc.bad = task, ctype, 0, nil
+}
+
+// await waits until n artifact updates of the task have arrived.
+func (rc *receiver) await(n int) error {
+	for {
+		rc.mu.Lock()
+		count, bad := rc.count, rc.bad
+		rc.mu.Unlock()
+		switch {
+		case bad != nil:
+			return bad
+		case count > n:
+			return fmt.Errorf("push: %d deliveries where %d were sent", count, n)
+		case count == n:
+			return nil
+		}
+		select {
+		case <-rc.moved:
+		case <-time.After(patience):
+			return fmt.Errorf("push: %d of %d deliveries: %w", count, n, errTimeout)
+		}
+	}
+}
+
+// benchPush measures push delivery on one lane (one task, one config) of
+// every server that pushes: each round the held task publishes a burst of
+// artifacts, each becoming one push, timed until the receiver has them
+// all, the servers' order rotating from round to round. Rate is
+// deliveries per second.
+func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
+	client := newClient(1)
+	defer client.CloseIdleConnections()
+	var lanes []*pushLane
+	defer func() {
+		for _, l := range lanes {
+			close(l.updates)
+		}
+	}()
+	for _, x := range s.all() {
+		if x.pushType == "" {
+			continue
+		}
+		l, err := openPushLane(client, x, s.receiver)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", x.name, err)
+		}
+		lanes = append(lanes, l)
+	}
+	per := max(1, cfg.requests/cfg.rounds)
+	for r := range cfg.rounds {
+		for i := range lanes {
+			l := lanes[(i+r)%len(lanes)]
+			s.receiver.expect(l.task, l.srv.pushType)
+			cpu0 := cpuTime()
+			start := time.Now()
+			l.updates <- per
+			if err := s.receiver.await(per); err != nil {
+				return nil, fmt.Errorf("%s: %w", l.srv.name, err)
+			}
+			l.got.add(sample{n: per, wall: time.Since(start), cpu: cpuTime() - cpu0})
+		}
+	}
+	rows := make([]row, 0, len(lanes))
+	for _, l := range lanes {
+		rows = append(rows, newRow(l.srv.name, l.got))
+	}
+	return rows, nil
+}
+
+// pushLane is a server's held task with one push config to the receiver.
+type pushLane struct {
+	srv     *server
+	task    string
+	updates chan int
+	got     sample
+}
+
+func openPushLane(client *http.Client, s *server, rc *receiver) (*pushLane, error) {
+	task, updates, err := startHeld(client, s, 1)
+	if err != nil {
+		return nil, err
+	}
+	var conf struct {
+		ID     string `json:"id"`
+		TaskID string `json:"taskId"`
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"` + task +
+		`","url":"` + rc.url + `","authentication":{"scheme":"Bearer","credentials":"` + pushToken + `"}}}`)
+	if err := call(client, request{s.a2aURL, a2aHeader(s.auth), body}, &conf); err != nil {
+		close(updates)
+		return nil, fmt.Errorf("register the push config: %w", err)
+	}
+	if conf.ID == "" || conf.TaskID != task {
+		close(updates)
+		return nil, fmt.Errorf("the push config answered is not the task's: %+v", conf)
+	}
+	return &pushLane{srv: s, task: task, updates: updates}, nil
+}
