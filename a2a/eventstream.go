@@ -33,6 +33,9 @@ const sseHeartbeat = 15 * time.Second
 type eventFrames interface {
 	// event is the frame of one event.
 	event(ev wire.Event) ([]byte, error)
+	// written says the frame event returned was written (or failed to
+	// be): what it held may be released.
+	written()
 	// failure is the frame of an error that ends a started stream.
 	failure(e *Error) []byte
 	// refuse answers e as a plain response: nothing was streamed.
@@ -75,12 +78,15 @@ func (s *Server) writeEvents(ctx context.Context, w http.ResponseWriter, where, 
 				OnPanic:      func(p any) { s.logPanic(ctx, where+" heartbeat", method, p) },
 			}); !ok {
 				s.log.ErrorContext(ctx, "a2a: the ResponseWriter cannot flush; streaming is impossible", "method", method)
+				frames.written()
 				frames.refuse(w, internalError())
 				return
 			}
 			defer sw.Close()
 		}
-		if sw.Data(frame) != nil {
+		err = sw.Data(frame)
+		frames.written()
+		if err != nil {
 			return // the client is gone; leaving the loop stops the sequence
 		}
 	}

@@ -36,6 +36,7 @@ package a2a
 // only notifications is answered 204 No Content.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -196,7 +197,7 @@ func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *buffers
 			s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, e))
 			return
 		}
-		s.writeEvents(ctx, w, "JSON-RPC stream", q.method(), events, &rpcFrames{s: s, b: b, id: q.id})
+		s.writeEvents(ctx, w, "JSON-RPC stream", q.method(), events, &rpcFrames{s: s, pool: &h.bufs, b: b, id: q.id})
 		return
 	}
 	h.answer(ctx, c, &q, b)
@@ -246,18 +247,42 @@ func (h *rpcHandler) params(q *rpcRequest, req any, id *wire.TaskID) error {
 // rpcFrames encodes a stream: every event is a whole JSON-RPC response
 // echoing the request id, with one StreamResponse as result (OpenWOP
 // interop map, a2a.operations); an error is a JSON-RPC error response.
+// An open stream may idle for long, so it holds no buffer storage: each
+// event is encoded in buffers of the pool, taken for it and given back
+// once it is written, and the request's buffers (the decoded request and
+// the tracked writer are in them) let their storage go at the first event
+// (shed).
 type rpcFrames struct {
-	s  *Server
-	b  *buffers
-	id []byte
+	s    *Server
+	pool *bufferPool
+	b    *buffers // the request's
+	id   []byte
+	ev   *buffers // the event's, between event and written
+	shed bool
 }
 
 func (f *rpcFrames) event(ev wire.Event) ([]byte, error) {
-	f.b.out.Reset()
-	if err := appendRPCResult(f.b, f.id, resultPlain, wire.StreamResponse{Event: ev}); err != nil {
+	if !f.shed {
+		// The body is read and decoded, the id aliases it; this is not
+		// done before the stream starts, as a frame more on the stack the
+		// stream idles on is what keeps it from shrinking.
+		f.id = bytes.Clone(f.id)
+		f.b.body, f.b.out = bytes.Buffer{}, bytes.Buffer{}
+		f.shed = true
+	}
+	f.ev = f.pool.get(nil)
+	if err := appendRPCResult(f.ev, f.id, resultPlain, wire.StreamResponse{Event: ev}); err != nil {
+		f.written()
 		return nil, err
 	}
-	return f.b.out.Bytes(), nil
+	return f.ev.out.Bytes(), nil
+}
+
+func (f *rpcFrames) written() {
+	if f.ev != nil {
+		f.pool.put(f.ev)
+		f.ev = nil
+	}
 }
 
 func (f *rpcFrames) failure(e *Error) []byte {

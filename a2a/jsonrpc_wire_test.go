@@ -594,7 +594,7 @@ func TestRPCSSEErrorMidStream(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodPost, rpcPath, nil)
-	e.srv.writeEvents(r.Context(), rec, "JSON-RPC stream", methodSubscribeToTask, seq, &rpcFrames{s: e.srv, b: h.bufs.get(nil), id: []byte(`7`)})
+	e.srv.writeEvents(r.Context(), rec, "JSON-RPC stream", methodSubscribeToTask, seq, &rpcFrames{s: e.srv, pool: &h.bufs, b: h.bufs.get(nil), id: []byte(`7`)})
 	want := "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"task\":{\"id\":\"acme/AAAAAAAAAAAAAAAAAAAAAAAAAA\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"internal error\",\"data\":[{\"@type\":\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"INTERNAL_ERROR\",\"domain\":\"a2a-protocol.org\"}]}}\n\n"
 	if got := rec.Body.String(); got != want {

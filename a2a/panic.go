@@ -106,27 +106,48 @@ func (t *trackedWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 // read, the projection — turned into a final internal error, logged once.
 // A panic of the consumer (in yield) is not seq's and goes on unchanged.
 func (s *Server) safeEvents(ctx context.Context, where, method string, seq iter.Seq2[wire.Event, error]) iter.Seq2[wire.Event, error] {
-	return func(yield func(wire.Event, error) bool) {
-		inYield, stopped := false, false
-		defer func() {
-			if inYield {
-				return // the consumer's panic, on its way up
-			}
-			p := recover()
-			if p == nil {
-				return
-			}
-			s.contain(ctx, where, method, p)
-			if !stopped {
-				yield(nil, internalError())
-			}
-		}()
-		seq(func(ev wire.Event, err error) bool {
-			inYield = true
-			more := yield(ev, err)
-			inYield = false
-			stopped = !more
-			return more
-		})
+	g := &guardedEvents{s: s, ctx: ctx, where: where, method: method, seq: seq}
+	return g.all
+}
+
+// guardedEvents is the state of one safeEvents sequence. Its frames are
+// small on purpose: an open stream's goroutine waits beneath them for as
+// long as the task is idle, and the runtime shrinks that goroutine's stack
+// back only when little of it is in use.
+type guardedEvents struct {
+	s              *Server
+	ctx            context.Context
+	where, method  string
+	seq            iter.Seq2[wire.Event, error]
+	yield          func(wire.Event, error) bool
+	inYield, ended bool // ended: the consumer stopped the sequence
+}
+
+// all is the sequence; it is ranged over once.
+func (g *guardedEvents) all(yield func(wire.Event, error) bool) {
+	g.yield = yield
+	defer g.recover()
+	g.seq(g.pass)
+}
+
+func (g *guardedEvents) pass(ev wire.Event, err error) bool {
+	g.inYield = true
+	more := g.yield(ev, err)
+	g.inYield = false
+	g.ended = !more
+	return more
+}
+
+func (g *guardedEvents) recover() {
+	if g.inYield {
+		return // the consumer's panic, on its way up
+	}
+	p := recover()
+	if p == nil {
+		return
+	}
+	g.s.contain(g.ctx, g.where, g.method, p)
+	if !g.ended {
+		g.yield(nil, internalError())
 	}
 }

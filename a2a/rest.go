@@ -172,6 +172,8 @@ func (f restFrames) event(ev wire.Event) ([]byte, error) {
 	return json.Marshal(wire.StreamResponse{Event: ev})
 }
 
+func (f restFrames) written() {}
+
 func (f restFrames) failure(e *Error) []byte {
 	frame, _ := appendStatus(nil, e)
 	return frame

@@ -31,40 +31,71 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 	if err != nil {
 		return nil, err
 	}
-	done := func(st interop.RunStatus) bool {
-		return st.Terminal() || stopAtInterrupt && st.Suspended()
-	}
-	only := func(yield func(wire.Event, error) bool) { yield(first, nil) }
-	if done(run.Status) {
-		return only, nil
+	f := &follower{s: s, ctx: ctx, c: c, stopAtInterrupt: stopAtInterrupt, first: first, last: run.Status}
+	if f.done(run.Status) {
+		return f.only, nil
 	}
 	wctx, release := s.untilDrain(ctx)
 	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
 	if err != nil {
 		release()
 		if wctx.Err() != nil && ctx.Err() == nil {
-			return only, nil // drained before the watch opened
+			return f.only, nil // drained before the watch opened
 		}
 		return nil, s.taskRefusal(ctx, "WatchRun", err)
 	}
-	return func(yield func(wire.Event, error) bool) {
-		defer release()
-		if !yield(first, nil) {
-			return
+	// The stream keeps of the run only what its updates name.
+	f.run = interop.Run{ID: run.ID, ContextID: run.ContextID}
+	f.wctx, f.events, f.release = wctx, events, release
+	return f.all, nil
+}
+
+// follower is the state of one stream of follow. An open stream's
+// goroutine waits beneath all for as long as the run is idle, so all's
+// frame is kept small and the per-event work is step's: the runtime
+// shrinks a waiting goroutine's stack back only when little of it is in
+// use. What the stream no longer needs (the first event) is let go.
+type follower struct {
+	s               *Server
+	ctx, wctx       context.Context
+	c               *call
+	stopAtInterrupt bool
+	first           wire.Event
+	run             interop.Run // ID and ContextID only
+	last            interop.RunStatus
+	events          iter.Seq2[interop.RunEvent, error]
+	release         func()
+	yield           func(wire.Event, error) bool
+}
+
+func (f *follower) done(st interop.RunStatus) bool {
+	return st.Terminal() || f.stopAtInterrupt && st.Suspended()
+}
+
+// only is the stream of a run that is already where the stream ends.
+func (f *follower) only(yield func(wire.Event, error) bool) { yield(f.first, nil) }
+
+func (f *follower) all(yield func(wire.Event, error) bool) {
+	defer f.release()
+	first := f.first
+	f.first = nil
+	if !yield(first, nil) {
+		return
+	}
+	f.yield = yield
+	f.events(f.step)
+}
+
+// step relays one element of the watch; it reports whether the stream
+// goes on.
+func (f *follower) step(ev interop.RunEvent, err error) bool {
+	if err != nil {
+		if f.wctx.Err() == nil {
+			f.yield(nil, f.s.storeFault(f.ctx, "WatchRun", err))
 		}
-		last := run.Status
-		for ev, err := range events {
-			if err != nil {
-				if wctx.Err() == nil {
-					yield(nil, s.storeFault(ctx, "WatchRun", err))
-				}
-				return
-			}
-			if !s.relay(ctx, c, &run, &ev, &last, yield) || done(ev.Status) {
-				return
-			}
-		}
-	}, nil
+		return false
+	}
+	return f.s.relay(f.ctx, f.c, &f.run, &ev, &f.last, f.yield) && !f.done(ev.Status)
 }
 
 // relay yields what one watch event of run shows: an artifactUpdate for an

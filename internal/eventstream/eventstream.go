@@ -66,11 +66,13 @@ func SetHeaders(h http.Header) {
 // use; every write is flushed at once. The first failed write ends the
 // stream: every later call returns that error.
 type Writer struct {
-	mu    sync.Mutex
-	w     http.ResponseWriter
-	rc    *http.ResponseController
-	opts  Options
-	frame []byte // reused so that each event is one Write
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	opts Options
+	// frame is where an event is framed, so that each is one Write. Only
+	// a small one is kept for the next: an idle stream holds no event.
+	frame []byte
 	err   error
 	beat  *time.Timer
 	// closed: Close was called; a heartbeat that fires later writes
@@ -173,8 +175,21 @@ func (sw *Writer) Event(name string, b []byte) error {
 		}
 	}
 	f = append(f, '\n', '\n')
-	sw.frame = f
-	return sw.writeLocked(f)
+	err := sw.writeLocked(f)
+	sw.keep(f)
+	return err
+}
+
+// maxKeptFrame bounds the frame buffer a Writer keeps between writes: a
+// heartbeat or a small event reuses it, a larger event's frame is let go.
+const maxKeptFrame = 128
+
+// keep keeps f's buffer for the next frame unless it is large.
+func (sw *Writer) keep(f []byte) {
+	if cap(f) > maxKeptFrame {
+		f = nil
+	}
+	sw.frame = f[:0]
 }
 
 // Write writes p, one or more whole events the caller framed itself, and

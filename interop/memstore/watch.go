@@ -35,32 +35,63 @@ func (s *Store) WatchRun(ctx context.Context, sub interop.Subject, runID string,
 	after := max(afterSequence, -1)
 	return func(yield func(interop.RunEvent, error) bool) {
 		for {
-			if err := ctx.Err(); err != nil {
-				yield(interop.RunEvent{}, err)
+			if ctx.Err() != nil {
+				yieldDone(ctx, yield)
 				return
 			}
-			batch, changed := rec.eventsAfter(after)
-			for _, ev := range batch {
-				if !yield(cloneEvent(ev), nil) {
-					return
-				}
-				after = ev.Sequence
-				if ev.Terminal() {
-					return
-				}
-			}
-			if len(batch) > 0 {
-				continue
-			}
-			if changed == nil { // terminal, and nothing left after `after`
+			changed, more := rec.yieldAfter(&after, yield)
+			if !more {
 				return
 			}
-			select {
-			case <-ctx.Done():
-			case <-changed:
+			if changed != nil {
+				awaitChange(ctx, changed)
 			}
 		}
 	}, nil
+}
+
+// The iterator of WatchRun stays on the stack of its consumer while it
+// waits, for as long as the run is idle: it keeps its own frame small (what
+// it yields is built in yieldAfter and yieldDone, the select is awaitChange's,
+// none of them inlined), so that the runtime can shrink the stack of an
+// idle stream's goroutine.
+
+// yieldDone yields ctx's error, the last element of a watch.
+//
+//go:noinline
+func yieldDone(ctx context.Context, yield func(interop.RunEvent, error) bool) {
+	yield(interop.RunEvent{}, ctx.Err())
+}
+
+// awaitChange blocks until changed is closed or ctx is done.
+//
+//go:noinline
+func awaitChange(ctx context.Context, changed <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-changed:
+	}
+}
+
+// yieldAfter yields copies of the events after *after, advancing it, and
+// returns the channel to wait on when there were none. more is false once
+// the sequence ends: yield stopped it or the terminal event was yielded.
+func (rec *runRecord) yieldAfter(after *int64, yield func(interop.RunEvent, error) bool) (changed <-chan struct{}, more bool) {
+	batch, changed := rec.eventsAfter(*after)
+	for _, ev := range batch {
+		if !yield(cloneEvent(ev), nil) {
+			return nil, false
+		}
+		*after = ev.Sequence
+		if ev.Terminal() {
+			return nil, false
+		}
+	}
+	if len(batch) > 0 {
+		return nil, true
+	}
+	// terminal, and nothing left after *after: the sequence ends.
+	return changed, changed != nil
 }
 
 // eventsAfter returns the events with Sequence > after and, when there are

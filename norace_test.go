@@ -1,0 +1,5 @@
+//go:build !race
+
+package wopinterop_test
+
+const raceEnabled = false
