@@ -147,6 +147,33 @@ func (x *runIndex) remove(e *listEntry) {
 	}
 }
 
+// move re-files e under status st and key at, in the same partitions: a
+// status change moves a run between trees but never between partitions.
+// A tree its last run leaves is handed to the new status when that has
+// none, so a run alone in its partitions (a fresh contextId) changes
+// status without allocating.
+func (x *runIndex) move(e *listEntry, st interop.RunStatus, at int64) {
+	from, to := statusIndex(e.rec.run.Status), statusIndex(st)
+	keys, n := partitionKeys(&e.rec.run)
+	for _, k := range keys[:n] {
+		p := x.parts[k]
+		if p == nil {
+			continue // insert files it anew
+		}
+		if tree := p.byStatus[from]; tree != nil {
+			tree.Delete(e)
+			if tree.Len() == 0 {
+				p.byStatus[from] = nil
+				if p.byStatus[to] == nil {
+					p.byStatus[to] = tree
+				}
+			}
+		}
+	}
+	e.rec.run.Status, e.key.at = st, at
+	x.insert(e)
+}
+
 // pageBuffers hold a page being merged: the page so far and the next one.
 type pageBuffers [2][MaxPageSize + 1]*listEntry
 
