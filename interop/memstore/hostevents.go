@@ -27,6 +27,9 @@ type hostEventLog struct {
 	ring    []hostEntry
 	head, n int
 	seq     uint64 // order of every event published, durable or not
+	// changed is made by the first subscriber that has to wait and closed
+	// and cleared by the next publication: a publication nobody waits for
+	// (an audit record on a host without subscribers) costs no channel.
 	changed chan struct{}
 	subs    map[*hostSubscriber]struct{}
 }
@@ -45,10 +48,7 @@ type hostSubscriber struct {
 }
 
 func newHostEventLog() hostEventLog {
-	return hostEventLog{
-		changed: make(chan struct{}),
-		subs:    make(map[*hostSubscriber]struct{}),
-	}
+	return hostEventLog{subs: make(map[*hostSubscriber]struct{})}
 }
 
 // at returns the i-th oldest retained durable event, 0 <= i < n.
@@ -98,8 +98,10 @@ func (l *hostEventLog) firstAfter(s uint64) int {
 }
 
 func (l *hostEventLog) wake() {
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 }
 
 // visible reports whether a subscriber of workspace receives ev: an event
@@ -279,6 +281,9 @@ func (t *tenantState) takeHostEvents(sub *hostSubscriber, batch []hostEntry) ([]
 	batch = append(batch, queue[q:]...)
 	if len(batch) > 0 {
 		return batch, nil
+	}
+	if l.changed == nil {
+		l.changed = make(chan struct{})
 	}
 	return batch, l.changed
 }
