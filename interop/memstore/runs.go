@@ -95,6 +95,9 @@ func (rec *runRecord) waitChannel() <-chan struct{} {
 // it ever did, the event would still be appended with an empty payload
 // object and the failure logged, because the log must not skip a step.
 func (s *Store) lifecycleEvent(typ interop.EventType, payload any) interop.RunEvent {
+	if b := appendPayload(nil, payload); b != nil {
+		return interop.RunEvent{Type: typ, Payload: b, SchemaVersion: interop.SchemaVersion}
+	}
 	ev, err := interop.NewRunEvent(typ, payload)
 	if err != nil {
 		s.cfg.logger.Error("memstore: encoding an event payload failed", "type", typ, "error", err)
