@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/isolation"
 )
 
@@ -188,4 +190,36 @@ func canonicalOrigin(origin string) string {
 		return origin
 	}
 	return scheme + "://" + host + ":" + strconv.Itoa(n)
+}
+
+// FuzzParamMembers: the params splitter agrees with json.Unmarshal into a
+// map[string]json.RawMessage on every JSON object — the names as
+// encoding/json unquotes them (escapes, invalid UTF-8), the last of
+// duplicates, the values byte for byte.
+func FuzzParamMembers(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"name":"noop","arguments":{"a":[1,2,{"b":null}]},"_meta":{"x":"y"}}`,
+		`{"a":1,"a":2}`, `{"n\u0061me":"x","\ud800":1,"a\"b":true}`, "{\"\xff\xfe\":1,\"\xc3\":2}",
+		` { "a" : 1 , "b" : [ ] } `, `{"a":"\u0000","é":-0.5e+3}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		var want map[string]json.RawMessage
+		if json.Unmarshal(params, &want) != nil || want == nil {
+			return // not an object: the envelope decoder never passes one
+		}
+		got, ok := paramMembers(jsonbytes.TrimSpace(params))
+		if !ok {
+			t.Fatalf("refused %q", params)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d members, want %d", params, len(got), len(want))
+		}
+		for k, v := range want {
+			if g, present := got[k]; !present || !bytes.Equal(g, v) {
+				t.Fatalf("%q: member %q = %q, want %q", params, k, g, v)
+			}
+		}
+	})
 }

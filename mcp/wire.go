@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/internal/jsonbytes"
@@ -382,11 +383,32 @@ func decodeMessage(body []byte) (rpcMessage, *Error) {
 	}
 	msg.method = q.MethodName()
 	if q.Params != nil {
-		if err := json.Unmarshal(q.Params, &msg.params); err != nil {
+		params, ok := paramMembers(q.Params)
+		if !ok {
 			return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
 		}
+		msg.params = params
 	}
 	return msg, nil
+}
+
+// paramMembers splits a params object into its members exactly as
+// json.Unmarshal into a map[string]json.RawMessage would — names unquoted
+// (invalid UTF-8 replaced by U+FFFD), the last of duplicated names kept —
+// but in one pass over bytes the envelope check already validated, with
+// the values aliasing params (as the id does the body) instead of copied.
+func paramMembers(params []byte) (map[string]json.RawMessage, bool) {
+	members := make(map[string]json.RawMessage, 4)
+	sc := jsonbytes.Scanner{Data: params}
+	err := sc.Members(func(name []byte, escaped bool, value []byte) error {
+		key, err := jsonbytes.Unquote(name, escaped || !utf8.Valid(name))
+		if err != nil {
+			return err
+		}
+		members[key] = value
+		return nil
+	})
+	return members, err == nil
 }
 
 // validID reports whether raw is a JSON string or number. MCP ids are

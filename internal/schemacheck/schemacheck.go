@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 )
 
 // Failure describes why a document was refused.
@@ -29,7 +31,7 @@ type Failure struct {
 
 // Check validates doc against s and returns nil when it conforms.
 func Check(s *jsonschema.Schema, doc []byte) *Failure {
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	v, err := decode(doc)
 	if err != nil {
 		return &Failure{Malformed: true}
 	}
@@ -51,6 +53,17 @@ func Check(s *jsonschema.Schema, doc []byte) *Failure {
 		f.Reason = out.Error.String()
 	}
 	return f
+}
+
+// decode reads doc as the validator wants it (numbers as json.Number).
+// The empty object — the arguments of most tool calls and the inputs of
+// a message without a data part — is answered without a decoder, whose
+// buffers cost more than the validation itself.
+func decode(doc []byte) (any, error) {
+	if string(jsonbytes.TrimSpace(doc)) == "{}" { // JSON whitespace only
+		return map[string]any{}, nil
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 }
 
 // Pointer renders instance-location tokens as a JSON pointer (RFC 6901).

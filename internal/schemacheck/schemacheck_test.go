@@ -2,6 +2,7 @@ package schemacheck
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,6 +43,32 @@ func TestCheck(t *testing.T) {
 	}
 	if f := Check(s, []byte(`[]`)); f == nil || f.Pointer != "" || f.Reason == "" {
 		t.Fatalf("document-level failure: %+v", f)
+	}
+}
+
+// The empty object, decoded without a decoder, is judged as the decoder
+// would have it: an object without members.
+func TestCheckEmptyObject(t *testing.T) {
+	required := compile(t, `{"type":"object","required":["a"]}`)
+	for _, doc := range []string{`{}`, " {}\n", `{ }`} {
+		want, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decode([]byte(doc))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("decode(%q) = %#v, %v; want %#v", doc, got, err, want)
+		}
+		if f := Check(required, []byte(doc)); f == nil || f.Pointer != "" || !strings.Contains(f.Reason, "missing property") {
+			t.Fatalf("Check(%q) = %+v", doc, f)
+		}
+	}
+	// Only JSON whitespace surrounds a document: a no-break space does not.
+	if f := Check(required, []byte("\u00a0{}")); f == nil || !f.Malformed {
+		t.Fatalf("NBSP before {}: %+v", f)
+	}
+	if f := Check(compile(t, `{"type":"array"}`), []byte(`{}`)); f == nil || !strings.Contains(f.Reason, "want array") {
+		t.Fatalf("an object is no array: %+v", f)
 	}
 }
 

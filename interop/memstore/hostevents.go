@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"iter"
 	"sort"
+	"strings"
 
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
@@ -27,6 +28,9 @@ type hostEventLog struct {
 	ring    []hostEntry
 	head, n int
 	seq     uint64 // order of every event published, durable or not
+	// changed is made by the first subscriber that has to wait and closed
+	// and cleared by the next publication: a publication nobody waits for
+	// (an audit record on a host without subscribers) costs no channel.
 	changed chan struct{}
 	subs    map[*hostSubscriber]struct{}
 }
@@ -45,10 +49,7 @@ type hostSubscriber struct {
 }
 
 func newHostEventLog() hostEventLog {
-	return hostEventLog{
-		changed: make(chan struct{}),
-		subs:    make(map[*hostSubscriber]struct{}),
-	}
+	return hostEventLog{subs: make(map[*hostSubscriber]struct{})}
 }
 
 // at returns the i-th oldest retained durable event, 0 <= i < n.
@@ -98,8 +99,10 @@ func (l *hostEventLog) firstAfter(s uint64) int {
 }
 
 func (l *hostEventLog) wake() {
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 }
 
 // visible reports whether a subscriber of workspace receives ev: an event
@@ -109,6 +112,33 @@ func (l *hostEventLog) wake() {
 // host-event-tenant-isolation).
 func visible(ev *interop.HostEvent, workspace string) bool {
 	return ev.WorkspaceID == "" || ev.WorkspaceID == workspace
+}
+
+// validHostEventType reports whether typ matches the host-event type
+// grammar of host-event.schema.json,
+// ^[a-z][a-z0-9]*(-[a-z0-9]+)*\.[a-z][a-z0-9]*(-[a-z0-9]+)*$: two
+// segments joined by one dot, each starting with a lowercase letter, of
+// lowercase letters, digits and single inner hyphens. Checked by hand, as
+// every request's audit record passes here and a regexp costs more than
+// the rest of the publication.
+func validHostEventType(typ string) bool {
+	head, tail, ok := strings.Cut(typ, ".")
+	return ok && validTypeSegment(head) && validTypeSegment(tail)
+}
+
+func validTypeSegment(seg string) bool {
+	if seg == "" || seg[0] < 'a' || seg[0] > 'z' || seg[len(seg)-1] == '-' {
+		return false
+	}
+	for i := 1; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case c == '-' && seg[i-1] != '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // PublishHostEvent records a host event for tenant (OpenWOP host-event.schema.json; events.md §Host events; RFC 0242 §B.4).
@@ -124,7 +154,7 @@ func (s *Store) PublishHostEvent(ctx context.Context, tenant string, ev interop.
 		return err
 	}
 	switch {
-	case !s.hostEventType.MatchString(ev.Type):
+	case !validHostEventType(ev.Type):
 		return &interop.InputError{Field: "type", Reason: "not a host-event type"}
 	case ev.Delivery != interop.DeliveryDurable && ev.Delivery != interop.DeliveryEphemeral:
 		return &interop.InputError{Field: "delivery", Reason: "must be durable or ephemeral"}
@@ -279,6 +309,9 @@ func (t *tenantState) takeHostEvents(sub *hostSubscriber, batch []hostEntry) ([]
 	batch = append(batch, queue[q:]...)
 	if len(batch) > 0 {
 		return batch, nil
+	}
+	if l.changed == nil {
+		l.changed = make(chan struct{})
 	}
 	return batch, l.changed
 }

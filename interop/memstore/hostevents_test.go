@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -355,4 +356,21 @@ func TestHostEventSubscriptionReleasedWithContext(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// FuzzHostEventType: the hand-written check of the host-event type
+// grammar accepts exactly what the schema's pattern does.
+func FuzzHostEventType(f *testing.F) {
+	pattern := regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*\.[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+	for _, s := range []string{
+		"negotiation.decided", "a.b", "a-1.b-2-c", "", ".", "a.", ".b", "a..b", "a.b.c", "A.b", "1a.b",
+		"a-.b", "a--b.c", "a.b-", "-a.b", "a.b\n", "a.b\x00", "é.b", "a_b.c", "a.b c",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, typ string) {
+		if got, want := validHostEventType(typ), pattern.MatchString(typ); got != want {
+			t.Fatalf("validHostEventType(%q) = %v, the pattern says %v", typ, got, want)
+		}
+	})
 }

@@ -50,18 +50,36 @@ func entryBefore(a, b *listEntry) bool { return a.key.before(b.key) }
 type partitionKey struct{ workspace, contextID, workflowID string }
 
 // partition holds the runs of one partitionKey, one tree per status
-// (indexed as in statusIndex); a status without runs has no tree.
+// (indexed as in statusIndex); a status without runs has no tree. A
+// partition that only ever held one run — every contextId the server
+// mints has one, so most partitions are such — keeps it as lone instead,
+// in no tree: it costs no tree, and its status changes cost nothing.
 type partition struct {
 	byStatus [numStatuses]*btree.BTreeG[*listEntry]
+	lone     *listEntry
 }
 
 func (p *partition) empty() bool {
+	if p.lone != nil {
+		return false
+	}
 	for _, tree := range p.byStatus {
 		if tree != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// file puts e in its status tree of p.
+func (x *runIndex) file(p *partition, e *listEntry) {
+	st := statusIndex(e.rec.run.Status)
+	tree := p.byStatus[st]
+	if tree == nil {
+		tree = btree.NewWithFreeListG(btreeDegree, entryBefore, x.free)
+		p.byStatus[st] = tree
+	}
+	tree.ReplaceOrInsert(e)
 }
 
 // runIndex is a tenant's ListRuns index; tenant.mu guards it.
@@ -108,20 +126,21 @@ func partitionKeys(run *interop.Run) (keys [8]partitionKey, n int) {
 
 // insert adds e under its run's current status and key.
 func (x *runIndex) insert(e *listEntry) {
-	st := statusIndex(e.rec.run.Status)
 	keys, n := partitionKeys(&e.rec.run)
 	for _, k := range keys[:n] {
 		p := x.parts[k]
-		if p == nil {
-			p = new(partition)
-			x.parts[k] = p
+		switch {
+		case p == nil:
+			x.parts[k] = &partition{lone: e}
+			continue
+		case p.lone == e:
+			continue
+		case p.lone != nil:
+			// A second run: from now on the partition keeps trees.
+			x.file(p, p.lone)
+			p.lone = nil
 		}
-		tree := p.byStatus[st]
-		if tree == nil {
-			tree = btree.NewWithFreeListG(btreeDegree, entryBefore, x.free)
-			p.byStatus[st] = tree
-		}
-		tree.ReplaceOrInsert(e)
+		x.file(p, e)
 	}
 }
 
@@ -133,6 +152,10 @@ func (x *runIndex) remove(e *listEntry) {
 	keys, n := partitionKeys(&e.rec.run)
 	for _, k := range keys[:n] {
 		p := x.parts[k]
+		if p != nil && p.lone == e {
+			delete(x.parts, k)
+			continue
+		}
 		if p == nil || p.byStatus[st] == nil {
 			continue
 		}
@@ -145,6 +168,33 @@ func (x *runIndex) remove(e *listEntry) {
 			}
 		}
 	}
+}
+
+// move re-files e under status st and key at, in the same partitions: a
+// status change moves a run between trees but never between partitions.
+// A tree its last run leaves is handed to the new status when that has
+// none, so a run alone in its partitions (a fresh contextId) changes
+// status without allocating.
+func (x *runIndex) move(e *listEntry, st interop.RunStatus, at int64) {
+	from, to := statusIndex(e.rec.run.Status), statusIndex(st)
+	keys, n := partitionKeys(&e.rec.run)
+	for _, k := range keys[:n] {
+		p := x.parts[k]
+		if p == nil || p.lone == e {
+			continue // insert files it anew; a lone run needs no move
+		}
+		if tree := p.byStatus[from]; tree != nil {
+			tree.Delete(e)
+			if tree.Len() == 0 {
+				p.byStatus[from] = nil
+				if p.byStatus[to] == nil {
+					p.byStatus[to] = tree
+				}
+			}
+		}
+	}
+	e.rec.run.Status, e.key.at = st, at
+	x.insert(e)
 }
 
 // pageBuffers hold a page being merged: the page so far and the next one.
@@ -162,6 +212,15 @@ func (x *runIndex) page(f *listFilter, start *listKey, limit int, buf *pageBuffe
 	if start != nil {
 		pivot = &listEntry{key: *start}
 	}
+	if e := p.lone; e != nil {
+		if !f.keeps(e) {
+			return nil, 0
+		}
+		if pivot != nil && !pivot.key.before(e.key) {
+			return nil, 1 // the cursor is at or after it
+		}
+		return append(buf[0][:0], e), 1
+	}
 	page = buf[0][:0]
 	next := buf[1][:0]
 	for st, tree := range p.byStatus {
@@ -173,6 +232,12 @@ func (x *runIndex) page(f *listFilter, start *listKey, limit int, buf *pageBuffe
 		page, next = next, page
 	}
 	return page, total
+}
+
+// keeps reports whether f lists e, whatever the page.
+func (f *listFilter) keeps(e *listEntry) bool {
+	st := statusIndex(e.rec.run.Status)
+	return st >= 0 && (f.statuses == 0 || f.statuses&(1<<st) != 0) && (!f.hasAfter || e.key.at >= f.statusAfter)
 }
 
 // countMatching is the number of tree's runs f keeps: its length, or with
@@ -229,6 +294,12 @@ func mergeTree(out, prev []*listEntry, tree *btree.BTreeG[*listEntry], f *listFi
 func (x *runIndex) oldestTerminal(out []*runRecord, cutoff int64, limit int) []*runRecord {
 	all := x.parts[partitionKey{}]
 	if all == nil {
+		return out
+	}
+	if e := all.lone; e != nil {
+		if e.rec.run.Status.Terminal() && e.key.at < cutoff && limit > len(out) {
+			out = append(out, e.rec)
+		}
 		return out
 	}
 	for _, st := range interop.AllStatuses() {

@@ -49,12 +49,19 @@ func checkAgainstBruteForce(t *testing.T, rng *rand.Rand) {
 		case op < 5 || len(live) == 0: // create
 			nextID++
 			when := at()
+			// A fresh contextId now and then, as A2A mints one per task:
+			// a partition of one run, which may get company later.
+			ctx := pick(contexts)
+			if rng.IntN(3) == 0 {
+				ctx = fmt.Sprint("solo-", nextID)
+				contexts = append(contexts, ctx)
+			}
 			rec := &runRecord{
 				// Ids that do not sort in creation order.
 				id:     fmt.Sprintf("%s/%03d-%d", tenantA, rng.IntN(1000), nextID),
 				tenant: ten,
 				run: interop.Run{
-					Tenant: tenantA, Workspace: pick(workspaces), ContextID: pick(contexts), WorkflowID: pick(workflows),
+					Tenant: tenantA, Workspace: pick(workspaces), ContextID: ctx, WorkflowID: pick(workflows),
 					Status: statuses[rng.IntN(len(statuses))], StatusAt: when, CreatedAt: when,
 				},
 			}
@@ -161,5 +168,25 @@ func checkPages(t *testing.T, s *Store, sub interop.Subject, q interop.ListRunsQ
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("step %d: ListRuns(%+v) as %q listed\n%q\nwant\n%q", step, q, sub.Workspace, got, want)
+	}
+}
+
+// A tenant's only run is kept in no tree (a lone partition entry); the
+// retention purge still finds it once it is terminal, and only then.
+func TestOldestTerminalFindsALoneRun(t *testing.T) {
+	ten := newTenantState(tenantA)
+	rec := &runRecord{id: tenantA + "/only", tenant: ten, run: interop.Run{
+		Tenant: tenantA, WorkflowID: "wf", Status: interop.StatusRunning, StatusAt: time.Unix(100, 0),
+	}}
+	ten.addRunLocked(rec)
+	if got := ten.index.oldestTerminal(nil, time.Unix(200, 0).UnixNano(), 10); len(got) != 0 {
+		t.Fatalf("running run offered for purge: %d", len(got))
+	}
+	rec.setStatusLocked(interop.StatusCompleted, time.Unix(150, 0))
+	if got := ten.index.oldestTerminal(nil, time.Unix(200, 0).UnixNano(), 10); len(got) != 1 || got[0] != rec {
+		t.Fatalf("completed run not offered: %d", len(got))
+	}
+	if got := ten.index.oldestTerminal(nil, time.Unix(120, 0).UnixNano(), 10); len(got) != 0 {
+		t.Fatalf("run newer than the cutoff offered: %d", len(got))
 	}
 }

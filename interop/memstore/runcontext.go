@@ -214,8 +214,11 @@ func (rc *RunContext) PublishArtifact(a interop.Artifact, appendChunk, lastChunk
 			return fmt.Errorf("memstore: artifact %q: data part is not valid JSON", a.ID)
 		}
 	}
-	chunk := cloneArtifact(a)  // carried by the event
-	stored := cloneArtifact(a) // merged into the run
+	// One copy, carried by the event and merged into the run: neither is
+	// ever changed in place (appends reallocate the run's parts, whose
+	// slices are capped), and readers get clones of both.
+	chunk := cloneArtifact(a)
+	stored := chunk
 	rec := rc.rec
 	t := rec.tenant
 	t.mu.Lock()
@@ -223,14 +226,14 @@ func (rc *RunContext) PublishArtifact(a interop.Artifact, appendChunk, lastChunk
 	if rec.run.Status.Terminal() {
 		return fmt.Errorf("memstore: publish artifact: %w", interop.ErrRunTerminal)
 	}
-	st := rec.artifacts[a.ID]
+	i := rec.artifactIndexLocked(a.ID)
 	switch {
-	case appendChunk && st == nil:
+	case appendChunk && i < 0:
 		return fmt.Errorf("memstore: append to unknown artifact %q", a.ID)
-	case appendChunk && st.closed:
+	case appendChunk && rec.closed[i]:
 		return fmt.Errorf("memstore: artifact %q already received its last chunk", a.ID)
 	case appendChunk:
-		merged := &rec.run.Artifacts[st.index]
+		merged := &rec.run.Artifacts[i]
 		merged.Parts = append(merged.Parts, stored.Parts...)
 		if stored.Name != "" {
 			merged.Name = stored.Name
@@ -241,17 +244,14 @@ func (rc *RunContext) PublishArtifact(a interop.Artifact, appendChunk, lastChunk
 		if stored.Metadata != nil {
 			merged.Metadata = stored.Metadata
 		}
-	case st != nil:
-		rec.run.Artifacts[st.index] = stored
+	case i >= 0:
+		rec.run.Artifacts[i] = stored
 	default:
-		if rec.artifacts == nil {
-			rec.artifacts = make(map[string]*artifactState)
-		}
-		st = &artifactState{index: len(rec.run.Artifacts)}
-		rec.artifacts[a.ID] = st
+		i = len(rec.run.Artifacts)
 		rec.run.Artifacts = append(rec.run.Artifacts, stored)
+		rec.closed = append(rec.closed, false)
 	}
-	st.closed = lastChunk
+	rec.closed[i] = lastChunk
 	unregistered := false
 	ev := rc.store.lifecycleEvent(interop.EventArtifactCreated, interop.ArtifactCreated{
 		ArtifactID: a.ID, ArtifactType: artifactType, Summary: a.Name, Registered: &unregistered,

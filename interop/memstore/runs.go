@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/wopinterop/wopinterop/interop"
@@ -28,18 +29,31 @@ type runRecord struct {
 	idem   idempotencyKey // the creating key, when one was given
 	hasKey bool
 
-	run        interop.Run         // the canonical state; reads return clones
-	events     []interop.RunEvent  // append-only; events[i].Sequence == i
-	changed    chan struct{}       // closed and replaced on every append
+	run    interop.Run        // the canonical state; reads return clones
+	events []interop.RunEvent // append-only; events[i].Sequence == i
+	// changed is made by the first watcher that has to wait (waitChannel)
+	// and closed and cleared by the next append, so an event nobody waits
+	// for costs no channel.
+	changed    chan struct{}       // guarded by wakeMu
+	wakeMu     sync.Mutex          // taken under tenant.mu (read or write)
 	interrupts map[string]*pending // every interrupt ever raised, by id
 	usedKeys   map[string]bool     // interrupt keys already invoked (OpenWOP interrupt.md §Payload)
-	artifacts  map[string]*artifactState
-	entry      listEntry // the run's position in tenant.index
+	// closed[i] is set once run.Artifacts[i] received its last chunk. A
+	// run has few artifacts, so they are found by a scan of run.Artifacts
+	// rather than through a map of their own.
+	closed []bool
+	entry  listEntry // the run's position in tenant.index
 }
 
-type artifactState struct {
-	index  int // in run.Artifacts
-	closed bool
+// artifactIndexLocked is the index of artifact id in run.Artifacts, or
+// -1.
+func (rec *runRecord) artifactIndexLocked(id string) int {
+	for i := range rec.run.Artifacts {
+		if rec.run.Artifacts[i].ID == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // appendEventLocked completes ev as a RunEventDoc — a fresh eventId, the
@@ -56,8 +70,24 @@ func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
 	ev.Status = rec.run.Status
 	rec.events = append(rec.events, ev)
 	rec.run.LastSequence = ev.Sequence
-	close(rec.changed)
-	rec.changed = make(chan struct{})
+	rec.wakeMu.Lock()
+	if rec.changed != nil {
+		close(rec.changed)
+		rec.changed = nil
+	}
+	rec.wakeMu.Unlock()
+}
+
+// waitChannel returns the channel the next append closes. The caller
+// holds tenant.mu, at least for reading: appends hold it for writing, so
+// none can slip between the caller's look at the log and the wait.
+func (rec *runRecord) waitChannel() <-chan struct{} {
+	rec.wakeMu.Lock()
+	defer rec.wakeMu.Unlock()
+	if rec.changed == nil {
+		rec.changed = make(chan struct{})
+	}
+	return rec.changed
 }
 
 // lifecycleEvent builds one of the store's own events. The payloads are
@@ -65,6 +95,9 @@ func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
 // it ever did, the event would still be appended with an empty payload
 // object and the failure logged, because the log must not skip a step.
 func (s *Store) lifecycleEvent(typ interop.EventType, payload any) interop.RunEvent {
+	if b := appendPayload(nil, payload); b != nil {
+		return interop.RunEvent{Type: typ, Payload: b, SchemaVersion: interop.SchemaVersion}
+	}
 	ev, err := interop.NewRunEvent(typ, payload)
 	if err != nil {
 		s.cfg.logger.Error("memstore: encoding an event payload failed", "type", typ, "error", err)
@@ -79,12 +112,8 @@ func (rec *runRecord) setStatusLocked(st interop.RunStatus, at time.Time) {
 	if rec.run.Status == st {
 		return
 	}
-	t := rec.tenant
-	t.index.remove(&rec.entry)
-	rec.run.Status = st
+	rec.tenant.index.move(&rec.entry, st, at.UnixNano())
 	rec.run.StatusAt = at
-	rec.entry.key.at = at.UnixNano()
-	t.index.insert(&rec.entry)
 }
 
 // addRunLocked files a new run in the tenant's run map and list index.
@@ -172,15 +201,17 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	runCtx, cancel := context.WithCancelCause(s.runsCtx)
 	at := s.now()
 	rec := &runRecord{
-		id:      id,
-		tenant:  t,
-		def:     wf,
-		inputs:  bytes.Clone(inputs),
-		trace:   req.Trace,
-		trust:   req.TrustBoundary,
-		ctx:     runCtx,
-		cancel:  cancel,
-		changed: make(chan struct{}),
+		id:     id,
+		tenant: t,
+		def:    wf,
+		inputs: bytes.Clone(inputs),
+		trace:  req.Trace,
+		trust:  req.TrustBoundary,
+		ctx:    runCtx,
+		cancel: cancel,
+		// run.started, at least one step and the terminal event: the log
+		// of a short run never grows.
+		events: make([]interop.RunEvent, 0, 3),
 		run: interop.Run{
 			ID:           id,
 			Tenant:       t.name,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,8 +106,6 @@ type Store struct {
 	cfg      config
 	cursors  *cursorSigner
 	notFound notFoundErrors
-	// hostEventType is the host-event type grammar (host-event.schema.json).
-	hostEventType *regexp.Regexp
 
 	mu      sync.Mutex // guards tenants and closed
 	tenants map[string]*tenantState
@@ -148,13 +145,12 @@ func New(opts ...Option) *Store {
 	_, _ = rand.Read(key) // crypto/rand.Read never fails (Go ≥ 1.24).
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &Store{
-		cfg:           cfg,
-		cursors:       newCursorSigner(key),
-		notFound:      newNotFoundErrors(),
-		hostEventType: regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*\.[a-z][a-z0-9]*(-[a-z0-9]+)*$`),
-		tenants:       make(map[string]*tenantState),
-		runsCtx:       ctx,
-		stopRuns:      cancel,
+		cfg:      cfg,
+		cursors:  newCursorSigner(key),
+		notFound: newNotFoundErrors(),
+		tenants:  make(map[string]*tenantState),
+		runsCtx:  ctx,
+		stopRuns: cancel,
 	}
 }
 

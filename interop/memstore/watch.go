@@ -108,7 +108,7 @@ func (rec *runRecord) eventsAfter(after int64) ([]interop.RunEvent, <-chan struc
 	if rec.run.Status.Terminal() {
 		return nil, nil
 	}
-	return nil, rec.changed
+	return nil, rec.waitChannel()
 }
 
 // PollEvents serves a REST poll endpoint: it returns the events with
@@ -168,7 +168,7 @@ func (rec *runRecord) snapshotAfter(after int64) ([]interop.RunEvent, interop.Ru
 	if rec.run.Status.Terminal() {
 		return []interop.RunEvent{}, run, nil
 	}
-	return nil, run, rec.changed
+	return nil, run, rec.waitChannel()
 }
 
 // AppendRunEvent appends an audit event (negotiation.decided and the like)
