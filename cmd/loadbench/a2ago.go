@@ -34,7 +34,7 @@ func startA2AGo(ctx context.Context, listSize int, hold *holder) (*server, error
 	if err != nil {
 		return nil, err
 	}
-	return &server{name: "a2ago", a2aURL: base + "/a2a", auth: "Bearer " + benchKey, listAuth: "Bearer " + listKey, hold: hold,
+	return &server{name: "a2ago", a2aURL: base + "/a2a", auth: "Bearer " + benchKey, listAuth: "Bearer " + listKey, held: true,
 		pushType: "application/json", stop: stop}, nil
 }
 

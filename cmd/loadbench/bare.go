@@ -11,11 +11,11 @@ import (
 // answers are the fixed results the bare server encodes: ours' own
 // answers, so that every server writes the same shapes.
 type answers struct {
-	task      *wire.Task // GetTask
-	sent      *wire.Task // SendMessage's task
-	page      *wire.ListTasksResponse
-	toolsList json.RawMessage
-	toolsCall json.RawMessage
+	Task      *wire.Task              `json:"task"` // GetTask
+	Sent      *wire.Task              `json:"sent"` // SendMessage's task
+	Page      *wire.ListTasksResponse `json:"page"`
+	ToolsList json.RawMessage         `json:"toolsList"`
+	ToolsCall json.RawMessage         `json:"toolsCall"`
 }
 
 // startBare serves the bare handlers: A2A at /a2a, MCP at /mcp.
@@ -29,7 +29,7 @@ func startBare(a answers, hold *holder) (*server, error) {
 		return nil, err
 	}
 	return &server{name: "bare", a2aURL: base + "/a2a", mcpURL: base + "/mcp", auth: "Bearer " + benchKey,
-		listAuth: "Bearer " + listKey, hold: hold, taskID: string(a.task.ID), stop: stop}, nil
+		listAuth: "Bearer " + listKey, held: true, taskID: string(a.Task.ID), stop: stop}, nil
 }
 
 // bare does the wire work of a JSON-RPC server and nothing else: it
@@ -66,20 +66,20 @@ func (b *bare) a2a(w http.ResponseWriter, r *http.Request) {
 	case "GetTask":
 		var p wire.GetTaskRequest
 		err = json.Unmarshal(req.Params, &p)
-		res = b.task
+		res = b.Task
 	case "SendMessage":
 		var p wire.SendMessageRequest
 		err = json.Unmarshal(req.Params, &p)
 		res = struct {
 			Task *wire.Task `json:"task"`
-		}{b.sent}
+		}{b.Sent}
 		if err == nil && p.Message != nil && p.Message.Metadata["skillId"] == holdSkill {
 			b.hub.follow(b.hold.take())
 		}
 	case "ListTasks":
 		var p wire.ListTasksRequest
 		err = json.Unmarshal(req.Params, &p)
-		res = b.page
+		res = b.Page
 	case "SubscribeToTask":
 		var p wire.SubscribeToTaskRequest
 		if err = json.Unmarshal(req.Params, &p); err == nil {
@@ -114,9 +114,9 @@ func (b *bare) mcp(w http.ResponseWriter, r *http.Request) {
 	}
 	switch req.Method {
 	case "tools/list":
-		writeResult(w, req.ID, b.toolsList)
+		writeResult(w, req.ID, b.ToolsList)
 	case "tools/call":
-		writeResult(w, req.ID, b.toolsCall)
+		writeResult(w, req.ID, b.ToolsCall)
 	default:
 		http.Error(w, "unknown method", http.StatusNotFound)
 	}
@@ -140,7 +140,7 @@ func (b *bare) subscribe(w http.ResponseWriter, r *http.Request, id json.RawMess
 	defer leave()
 	w.Header().Set("Content-Type", "text/event-stream")
 	f := w.(http.Flusher)
-	task := *b.sent
+	task := *b.Sent
 	task.ID = wire.TaskID(taskID)
 	if !writeEvent(w, id, map[string]any{"task": &task}) {
 		return

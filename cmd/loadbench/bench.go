@@ -35,8 +35,9 @@ func (s *servers) stop() {
 	}
 }
 
-// start starts every server and gives each its fixtures.
-func start(ctx context.Context, cfg config, client *http.Client) (*servers, error) {
+// start starts every server in a process of its own and gives each its
+// fixtures; the push receiver stays in this process with the clients.
+func start(cfg config, client *http.Client, stderr io.Writer) (*servers, error) {
 	var s servers
 	var err error
 	if s.receiver, err = startReceiver(); err != nil {
@@ -46,13 +47,13 @@ func start(ctx context.Context, cfg config, client *http.Client) (*servers, erro
 		s.stop()
 		return nil, err
 	}
-	if s.ours, err = startOurs(ctx, cfg.listSize, s.receiver.origin, &holder{}); err != nil {
+	if s.ours, err = spawn("ours", serveConfig{ListSize: cfg.listSize, PushAllow: s.receiver.origin}, stderr); err != nil {
 		return fail(err)
 	}
-	if s.a2ago, err = startA2AGo(ctx, cfg.listSize, &holder{}); err != nil {
+	if s.a2ago, err = spawn("a2ago", serveConfig{ListSize: cfg.listSize}, stderr); err != nil {
 		return fail(err)
 	}
-	if s.gosdk, err = startGoSDK(); err != nil {
+	if s.gosdk, err = spawn("gosdk", serveConfig{}, stderr); err != nil {
 		return fail(err)
 	}
 	for _, x := range []*server{s.ours, s.a2ago} {
@@ -64,7 +65,7 @@ func start(ctx context.Context, cfg config, client *http.Client) (*servers, erro
 	if err != nil {
 		return fail(err)
 	}
-	if s.bare, err = startBare(fixed, &holder{}); err != nil {
+	if s.bare, err = spawn("bare", serveConfig{Answers: &fixed}, stderr); err != nil {
 		return fail(err)
 	}
 	return &s, nil
@@ -74,7 +75,7 @@ func start(ctx context.Context, cfg config, client *http.Client) (*servers, erro
 // server that speaks it and reports.
 func bench(ctx context.Context, cfg config, progress io.Writer) (*report, error) {
 	setup := newClient(cfg.clients)
-	s, err := start(ctx, cfg, setup)
+	s, err := start(cfg, setup, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func bench(ctx context.Context, cfg config, progress io.Writer) (*report, error)
 		case scPush:
 			rows, err = benchPush(ctx, cfg, s)
 		default:
-			rows = benchUnary(cfg, sc, s)
+			rows, err = benchUnary(cfg, sc, s)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sc, err)
@@ -106,7 +107,7 @@ func bench(ctx context.Context, cfg config, progress io.Writer) (*report, error)
 // benchUnary runs a request-answer scenario: each round drives
 // requests/rounds requests against every server that speaks it, the
 // servers' order rotating from round to round.
-func benchUnary(cfg config, sc string, s *servers) []row {
+func benchUnary(cfg config, sc string, s *servers) ([]row, error) {
 	type lane struct {
 		srv    *server
 		u      unary
@@ -129,7 +130,17 @@ func benchUnary(cfg config, sc string, s *servers) []row {
 	for r := range cfg.rounds {
 		for i := range lanes {
 			l := lanes[(i+r)%len(lanes)]
-			l.got.add(drive(l.client, l.u, next, per, cfg.clients))
+			cpu0, err := l.srv.cpu()
+			if err != nil {
+				return nil, err
+			}
+			got := drive(l.client, l.u, next, per, cfg.clients)
+			cpu1, err := l.srv.cpu()
+			if err != nil {
+				return nil, err
+			}
+			got.cpu = cpu1 - cpu0
+			l.got.add(got)
 			next += per
 		}
 	}
@@ -138,7 +149,7 @@ func benchUnary(cfg config, sc string, s *servers) []row {
 		l.client.CloseIdleConnections()
 		rows = append(rows, newRow(l.srv.name, l.got))
 	}
-	return rows
+	return rows, nil
 }
 
 // errTimeout is a scenario that stopped making progress.

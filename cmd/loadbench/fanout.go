@@ -11,7 +11,6 @@ import (
 // fanout is one server's held task with its subscribers.
 type fanout struct {
 	srv     *server
-	updates chan int
 	reached chan struct{} // one per subscriber per update
 	errs    chan error
 	cancel  context.CancelFunc
@@ -30,7 +29,7 @@ func benchFanout(ctx context.Context, cfg config, s *servers) ([]row, error) {
 		}
 	}()
 	for _, x := range s.all() {
-		if x.a2aURL == "" || x.hold == nil {
+		if x.a2aURL == "" || !x.held {
 			continue
 		}
 		f, err := openFanout(ctx, x, cfg.subscribers)
@@ -61,12 +60,12 @@ func benchFanout(ctx context.Context, cfg config, s *servers) ([]row, error) {
 // once every subscriber has the task's first event.
 func openFanout(ctx context.Context, s *server, k int) (*fanout, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: k, DisableCompression: true}}
-	task, updates, err := startHeld(client, s, 0)
+	task, err := startHeld(client, s, 0)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	f := &fanout{srv: s, updates: updates, reached: make(chan struct{}, k), errs: make(chan error, k), cancel: cancel}
+	f := &fanout{srv: s, reached: make(chan struct{}, k), errs: make(chan error, k), cancel: cancel}
 	ready := make(chan struct{}, k)
 	for range k {
 		f.wg.Go(func() {
@@ -109,14 +108,20 @@ func openFanout(ctx context.Context, s *server, k int) (*fanout, error) {
 }
 
 // round sends n updates, one at a time, each timed until all k
-// subscribers have it.
+// subscribers have it (the time includes the update's request to the
+// server's control endpoint, alike for every server).
 func (f *fanout) round(n, k int) (sample, error) {
 	out := sample{n: n, lat: make([]time.Duration, 0, n)}
-	cpu0 := cpuTime()
+	cpu0, err := f.srv.cpu()
+	if err != nil {
+		return out, err
+	}
 	start := time.Now()
 	for range n {
 		t0 := time.Now()
-		f.updates <- 1
+		if err := f.srv.update(1); err != nil {
+			return out, err
+		}
 		for range k {
 			select {
 			case <-f.reached:
@@ -129,13 +134,14 @@ func (f *fanout) round(n, k int) (sample, error) {
 		out.lat = append(out.lat, time.Since(t0))
 	}
 	out.wall = time.Since(start)
-	out.cpu = cpuTime() - cpu0
-	return out, nil
+	cpu1, err := f.srv.cpu()
+	out.cpu = cpu1 - cpu0
+	return out, err
 }
 
 // close lets the held task complete and ends the subscriptions.
 func (f *fanout) close() {
-	close(f.updates)
+	_ = f.srv.release()
 	f.cancel()
 	f.wg.Wait()
 }

@@ -30,7 +30,7 @@ type sample struct {
 	errs     int             // of them answered wrongly
 	firstErr error           // the first wrong answer
 	wall     time.Duration   // wall time of the rounds
-	cpu      time.Duration   // process CPU time of the rounds
+	cpu      time.Duration   // the server process's CPU time in the rounds
 	lat      []time.Duration // per request; empty when not measured
 }
 
@@ -63,7 +63,6 @@ func drive(client *http.Client, u unary, first, n, conc int) sample {
 	var mu sync.Mutex
 	var out sample
 	var wg sync.WaitGroup
-	cpu0 := cpuTime()
 	start := time.Now()
 	for range min(conc, n) {
 		wg.Go(func() {
@@ -90,7 +89,6 @@ func drive(client *http.Client, u unary, first, n, conc int) sample {
 	}
 	wg.Wait()
 	out.wall = time.Since(start)
-	out.cpu = cpuTime() - cpu0
 	out.n = n
 	out.lat = lat
 	return out

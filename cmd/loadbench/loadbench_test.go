@@ -5,12 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary be the bench's server processes too: the
+// bench re-executes its own binary (os.Executable) for each server.
+func TestMain(m *testing.M) {
+	if name := os.Getenv(serveEnv); name != "" {
+		os.Exit(serveMain(name, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 // TestSmoke runs every scenario with tiny counts and requires every
 // server that speaks it to have answered every request correctly (the

@@ -11,6 +11,9 @@ import (
 )
 
 func main() {
+	if name := os.Getenv(serveEnv); name != "" {
+		os.Exit(serveMain(name, os.Stdin, os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

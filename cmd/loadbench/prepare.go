@@ -37,19 +37,19 @@ func probe(client *http.Client, ours *server, listSize int) (answers, error) {
 		req  request
 		into any
 	}{
-		{"GetTask", request{ours.a2aURL, a2aHeader(ours.auth), closeID([]byte(`{"jsonrpc":"2.0","method":"GetTask","params":{"id":"`+ours.taskID+`"},"id":`), 0)}, &a.task},
+		{"GetTask", request{ours.a2aURL, a2aHeader(ours.auth), closeID([]byte(`{"jsonrpc":"2.0","method":"GetTask","params":{"id":"`+ours.taskID+`"},"id":`), 0)}, &a.Task},
 		{"SendMessage", request{ours.a2aURL, a2aHeader(ours.auth), sendBody(0, ours.tenant, "probe", memstore.FixtureNoop, false)}, &sent},
-		{"ListTasks", request{ours.a2aURL, a2aHeader(ours.listAuth), closeID([]byte(`{"jsonrpc":"2.0","method":"ListTasks","params":{"pageSize":50},"id":`), 0)}, &a.page},
-		{"tools/list", request{ours.mcpURL, mcpHeader(ours.auth, "tools/list", ""), closeID([]byte(`{"jsonrpc":"2.0","method":"tools/list","params":{`+mcpMeta+`},"id":`), 0)}, &a.toolsList},
-		{"tools/call", request{ours.mcpURL, mcpHeader(ours.auth, "tools/call", memstore.FixtureNoop), closeID([]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"`+memstore.FixtureNoop+`","arguments":{},`+mcpMeta+`},"id":`), 0)}, &a.toolsCall},
+		{"ListTasks", request{ours.a2aURL, a2aHeader(ours.listAuth), closeID([]byte(`{"jsonrpc":"2.0","method":"ListTasks","params":{"pageSize":50},"id":`), 0)}, &a.Page},
+		{"tools/list", request{ours.mcpURL, mcpHeader(ours.auth, "tools/list", ""), closeID([]byte(`{"jsonrpc":"2.0","method":"tools/list","params":{`+mcpMeta+`},"id":`), 0)}, &a.ToolsList},
+		{"tools/call", request{ours.mcpURL, mcpHeader(ours.auth, "tools/call", memstore.FixtureNoop), closeID([]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"`+memstore.FixtureNoop+`","arguments":{},`+mcpMeta+`},"id":`), 0)}, &a.ToolsCall},
 	}
 	for _, st := range steps {
 		if err := call(client, st.req, st.into); err != nil {
 			return answers{}, fmt.Errorf("probe ours' %s: %w", st.what, err)
 		}
 	}
-	a.sent = sent.Task
-	if a.task == nil || a.sent == nil || a.page == nil || a.page.TotalSize != listSize {
+	a.Sent = sent.Task
+	if a.Task == nil || a.Sent == nil || a.Page == nil || a.Page.TotalSize != listSize {
 		return answers{}, fmt.Errorf("probe ours: incomplete answers")
 	}
 	return a, nil

@@ -114,7 +114,7 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 	var lanes []*pushLane
 	defer func() {
 		for _, l := range lanes {
-			close(l.updates)
+			_ = l.srv.release()
 		}
 	}()
 	for _, x := range s.all() {
@@ -132,13 +132,23 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 		for i := range lanes {
 			l := lanes[(i+r)%len(lanes)]
 			s.receiver.expect(l.task, l.srv.pushType)
-			cpu0 := cpuTime()
+			cpu0, err := l.srv.cpu()
+			if err != nil {
+				return nil, err
+			}
 			start := time.Now()
-			l.updates <- per
+			if err := l.srv.update(per); err != nil {
+				return nil, err
+			}
 			if err := s.receiver.await(per); err != nil {
 				return nil, fmt.Errorf("%s: %w", l.srv.name, err)
 			}
-			l.got.add(sample{n: per, wall: time.Since(start), cpu: cpuTime() - cpu0})
+			wall := time.Since(start)
+			cpu1, err := l.srv.cpu()
+			if err != nil {
+				return nil, err
+			}
+			l.got.add(sample{n: per, wall: wall, cpu: cpu1 - cpu0})
 		}
 	}
 	rows := make([]row, 0, len(lanes))
@@ -150,14 +160,13 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 
 // pushLane is a server's held task with one push config to the receiver.
 type pushLane struct {
-	srv     *server
-	task    string
-	updates chan int
-	got     sample
+	srv  *server
+	task string
+	got  sample
 }
 
 func openPushLane(client *http.Client, s *server, rc *receiver) (*pushLane, error) {
-	task, updates, err := startHeld(client, s, 1)
+	task, err := startHeld(client, s, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -168,12 +177,12 @@ func openPushLane(client *http.Client, s *server, rc *receiver) (*pushLane, erro
 	body := []byte(`{"jsonrpc":"2.0","id":0,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"` + task +
 		`","url":"` + rc.url + `","authentication":{"scheme":"Bearer","credentials":"` + pushToken + `"}}}`)
 	if err := call(client, request{s.a2aURL, a2aHeader(s.auth), body}, &conf); err != nil {
-		close(updates)
+		_ = s.release()
 		return nil, fmt.Errorf("register the push config: %w", err)
 	}
 	if conf.ID == "" || conf.TaskID != task {
-		close(updates)
+		_ = s.release()
 		return nil, fmt.Errorf("the push config answered is not the task's: %+v", conf)
 	}
-	return &pushLane{srv: s, task: task, updates: updates}, nil
+	return &pushLane{srv: s, task: task}, nil
 }

@@ -14,15 +14,17 @@ type server struct {
 	// tenant is the A2A routing value of the agent SendMessage goes to
 	// (params.tenant; OpenWOP interop.md §Per-agent cards); "" for none.
 	tenant string
-	// hold drives the server's held task (fan-out, push); nil when it
-	// has none.
-	hold *holder
+	// held is whether the server has the held task (fan-out, push),
+	// driven through its control endpoint.
+	held bool
 	// pushType is the Content-Type of the server's A2A pushes; "" when
 	// it does not push.
 	pushType string
 	// fixtures the unary scenarios read, filled by prepare.
 	taskID string
-	stop   func()
+	// control is the origin of the server process's control endpoint.
+	control string
+	stop    func()
 }
 
 // holdSkill is the skill (workflow) of the held task; tickArtifact is the

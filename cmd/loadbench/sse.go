@@ -82,15 +82,18 @@ func subscribe(ctx context.Context, client *http.Client, s *server, task string,
 }
 
 // startHeld starts a task of the held skill on s, answered at once
-// (returnImmediately), and returns its id and the channel that drives it.
-func startHeld(client *http.Client, s *server, i int) (string, chan int, error) {
-	updates := s.hold.arm()
+// (returnImmediately), and returns its id; s.update drives it and
+// s.release lets it complete.
+func startHeld(client *http.Client, s *server, i int) (string, error) {
+	if err := s.arm(); err != nil {
+		return "", err
+	}
 	var r struct{ Task *struct{ ID string } }
 	if err := call(client, request{s.a2aURL, a2aHeader(s.auth), sendBody(0, s.tenant, fmt.Sprintf("%s-held-%d", s.name, i), holdSkill, true)}, &r); err != nil {
-		return "", nil, fmt.Errorf("%s: start the held task: %w", s.name, err)
+		return "", fmt.Errorf("%s: start the held task: %w", s.name, err)
 	}
 	if r.Task == nil || r.Task.ID == "" {
-		return "", nil, fmt.Errorf("%s: the held task has no id", s.name)
+		return "", fmt.Errorf("%s: the held task has no id", s.name)
 	}
-	return r.Task.ID, updates, nil
+	return r.Task.ID, nil
 }
