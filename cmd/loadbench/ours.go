@@ -86,7 +86,7 @@ func startOurs(ctx context.Context, listSize int, pushAllow string, hold *holder
 		mcpURL:   base + "/mcp",
 		auth:     "Bearer " + benchKey,
 		listAuth: "Bearer " + listKey,
-		held: true,
+		held:     true,
 		pushType: "application/a2a+json", // OpenWOP RFC 0214 §C
 		stop: func() {
 			cancel()

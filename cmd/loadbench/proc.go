@@ -105,7 +105,7 @@ func controlHandler(hold *holder) http.Handler {
 	mux.HandleFunc("GET /cpu", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, strconv.FormatInt(int64(cpuTime()), 10))
 	})
-	var mu sync.Mutex // the parent sends one command at a time; this keeps it so
+	var mu sync.Mutex    // the parent sends one command at a time; this keeps it so
 	var updates chan int // of the held task armed last
 	mux.HandleFunc("POST /arm", func(w http.ResponseWriter, _ *http.Request) {
 		mu.Lock()
