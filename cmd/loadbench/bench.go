@@ -134,7 +134,9 @@ func benchUnary(cfg config, sc string, s *servers) ([]row, error) {
 			if err != nil {
 				return nil, err
 			}
+			mine := cpuTime()
 			got := drive(l.client, l.u, next, per, cfg.clients)
+			got.clientCPU = cpuTime() - mine
 			cpu1, err := l.srv.cpu()
 			if err != nil {
 				return nil, err

@@ -116,6 +116,7 @@ func (f *fanout) round(n, k int) (sample, error) {
 	if err != nil {
 		return out, err
 	}
+	mine := cpuTime()
 	start := time.Now()
 	for range n {
 		t0 := time.Now()
@@ -134,6 +135,7 @@ func (f *fanout) round(n, k int) (sample, error) {
 		out.lat = append(out.lat, time.Since(t0))
 	}
 	out.wall = time.Since(start)
+	out.clientCPU = cpuTime() - mine
 	cpu1, err := f.srv.cpu()
 	out.cpu = cpu1 - cpu0
 	return out, err

@@ -26,12 +26,13 @@ type unary struct {
 
 // sample is what one or more rounds measured.
 type sample struct {
-	n        int             // requests (or updates, deliveries) done
-	errs     int             // of them answered wrongly
-	firstErr error           // the first wrong answer
-	wall     time.Duration   // wall time of the rounds
-	cpu      time.Duration   // the server process's CPU time in the rounds
-	lat      []time.Duration // per request; empty when not measured
+	n         int             // requests (or updates, deliveries) done
+	errs      int             // of them answered wrongly
+	firstErr  error           // the first wrong answer
+	wall      time.Duration   // wall time of the rounds
+	cpu       time.Duration   // the server process's CPU time in the rounds
+	clientCPU time.Duration   // this process's CPU time in the rounds
+	lat       []time.Duration // per request; empty when not measured
 }
 
 // add folds round r into s.
@@ -43,6 +44,7 @@ func (s *sample) add(r sample) {
 	}
 	s.wall += r.wall
 	s.cpu += r.cpu
+	s.clientCPU += r.clientCPU
 	s.lat = append(s.lat, r.lat...)
 }
 

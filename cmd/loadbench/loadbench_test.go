@@ -56,6 +56,15 @@ func TestSmoke(t *testing.T) {
 		if r.Scenario != scPush && (r.P50 <= 0 || r.P99 < r.P50) {
 			t.Errorf("%s/%s: p50 %v p99 %v", r.Scenario, r.Server, r.P50, r.P99)
 		}
+		if r.ClientCPU <= 0 || r.VsSDK <= 0 || r.SDKCPUVs <= 0 || (r.Scenario != scPush) != (r.CPUVsBare > 0) {
+			t.Errorf("%s/%s: client cpu %v, ratios ×sdk %.2f cpu÷bare %.2f sdk÷cpu %.2f", r.Scenario, r.Server, r.ClientCPU, r.VsSDK, r.CPUVsBare, r.SDKCPUVs)
+		}
+		if (r.Server == "a2ago" || r.Server == "gosdk") && (r.VsSDK != 1 || r.SDKCPUVs != 1) {
+			t.Errorf("%s/%s: the SDK stack's own ratios are ×sdk %.2f sdk÷cpu %.2f, want 1", r.Scenario, r.Server, r.VsSDK, r.SDKCPUVs)
+		}
+		if r.Server == "bare" && r.CPUVsBare != 1 {
+			t.Errorf("%s/bare: cpu÷bare %.2f, want 1", r.Scenario, r.CPUVsBare)
+		}
 	}
 	for sc, servers := range want {
 		if !slices.Equal(got[sc], servers) {
@@ -114,5 +123,40 @@ func TestChecksRefuseWrongAnswers(t *testing.T) {
 				t.Errorf("%s: wrong answer accepted: %s", c.name, b)
 			}
 		}
+	}
+}
+
+// TestServerCPUIsTheServerProcess proves cpu/req counts the server
+// process alone: CPU this process burns (as the clients do) does not show
+// in the server's figure, while the requests it serves do.
+func TestServerCPUIsTheServerProcess(t *testing.T) {
+	s, err := spawn("gosdk", serveConfig{}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.stop()
+	cpu := func() time.Duration {
+		t.Helper()
+		d, err := s.cpu()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	before, mine := cpu(), cpuTime()
+	for cpuTime()-mine < 300*time.Millisecond { // burn 300ms here
+	}
+	if idle := cpu() - before; idle > 100*time.Millisecond {
+		t.Errorf("the server process's CPU rose %v while only this process worked", idle)
+	}
+	u, _ := unaryFor(scToolsList, s, 0)
+	client := newClient(2)
+	defer client.CloseIdleConnections()
+	before = cpu()
+	if got := drive(client, u, 1, 200, 2); got.errs != 0 {
+		t.Fatalf("tools/list: %d wrong answers, first: %v", got.errs, got.firstErr)
+	}
+	if served := cpu() - before; served <= 0 {
+		t.Errorf("the server process's CPU did not rise serving 200 requests")
 	}
 }

@@ -136,6 +136,7 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 			if err != nil {
 				return nil, err
 			}
+			mine := cpuTime()
 			start := time.Now()
 			if err := l.srv.update(per); err != nil {
 				return nil, err
@@ -143,12 +144,12 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 			if err := s.receiver.await(per); err != nil {
 				return nil, fmt.Errorf("%s: %w", l.srv.name, err)
 			}
-			wall := time.Since(start)
+			wall, clientCPU := time.Since(start), cpuTime()-mine
 			cpu1, err := l.srv.cpu()
 			if err != nil {
 				return nil, err
 			}
-			l.got.add(sample{n: per, wall: wall, cpu: cpu1 - cpu0})
+			l.got.add(sample{n: per, wall: wall, cpu: cpu1 - cpu0, clientCPU: clientCPU})
 		}
 	}
 	rows := make([]row, 0, len(lanes))

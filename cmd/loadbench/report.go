@@ -34,12 +34,20 @@ type row struct {
 	PerSec   float64       `json:"perSecond"`
 	P50      time.Duration `json:"p50"`
 	P99      time.Duration `json:"p99"`
-	CPU      time.Duration `json:"cpuPerRequest"`
-	// CPUOverBare is CPU less the bare server's CPU in the scenario: the
-	// work the server does beyond the wire work, client cost removed.
-	CPUOverBare time.Duration `json:"cpuOverBare"`
-	VsBare      float64       `json:"vsBare"`
-	VsSDK       float64       `json:"vsSDK"`
+	// CPU is the server process's own CPU time per request.
+	CPU time.Duration `json:"cpuPerRequest"`
+	// ClientCPU is the load generator's (this process's) CPU time per
+	// request: what the clients spend to drive the server.
+	ClientCPU time.Duration `json:"clientCpuPerRequest"`
+	// VsSDK is PerSec over the SDK stack's (a2ago for A2A, gosdk for
+	// MCP): above 1 the server is faster.
+	VsSDK float64 `json:"vsSDK"`
+	// CPUVsBare is CPU over the bare server's: what the server costs per
+	// request as a multiple of the wire work alone.
+	CPUVsBare float64 `json:"cpuVsBare"`
+	// SDKCPUVs is the SDK stack's CPU over CPU: above 1 the server spends
+	// less per request than the SDK stack.
+	SDKCPUVs float64 `json:"sdkCpuVs"`
 }
 
 func newRow(server string, s sample) row {
@@ -52,6 +60,7 @@ func newRow(server string, s sample) row {
 	}
 	if s.n > 0 {
 		r.CPU = s.cpu / time.Duration(s.n)
+		r.ClientCPU = s.clientCPU / time.Duration(s.n)
 	}
 	if len(s.lat) > 0 {
 		r.P50 = percentile(s.lat, 0.50)
@@ -63,24 +72,26 @@ func newRow(server string, s sample) row {
 // add appends a scenario's rows with their ratios to bare and to the SDK
 // stack of the scenario's protocol.
 func (rep *report) add(sc string, rows []row) {
-	var bare, sdk float64
-	var bareCPU time.Duration
+	var sdk float64
+	var bareCPU, sdkCPU time.Duration
 	for _, r := range rows {
 		switch r.Server {
 		case "bare":
-			bare, bareCPU = r.PerSec, r.CPU
+			bareCPU = r.CPU
 		case "a2ago", "gosdk":
-			sdk = r.PerSec
+			sdk, sdkCPU = r.PerSec, r.CPU
 		}
 	}
 	for _, r := range rows {
 		r.Scenario = sc
-		if bare > 0 {
-			r.VsBare = r.PerSec / bare
-			r.CPUOverBare = r.CPU - bareCPU
-		}
 		if sdk > 0 {
 			r.VsSDK = r.PerSec / sdk
+		}
+		if r.CPU > 0 && bareCPU > 0 {
+			r.CPUVsBare = float64(r.CPU) / float64(bareCPU)
+		}
+		if r.CPU > 0 {
+			r.SDKCPUVs = float64(sdkCPU) / float64(r.CPU)
 		}
 		rep.Rows = append(rep.Rows, r)
 	}
@@ -105,14 +116,10 @@ func (rep *report) writeJSON(w io.Writer) error {
 
 func (rep *report) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tserver\tn\treq/s\tp50\tp99\tcpu/req\t−bare\t×bare\t×sdk\terrors\t")
+	fmt.Fprintln(tw, "scenario\tserver\tn\treq/s\tp50\tp99\tcpu/req\tclient\t×sdk\tcpu÷bare\tsdk÷cpu\terrors\t")
 	for _, r := range rep.Rows {
-		over := "-"
-		if r.VsBare != 0 && r.Server != "bare" {
-			over = signed(r.CPUOverBare)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Scenario, r.Server, r.N,
-			fmt.Sprintf("%.0f", r.PerSec), dur(r.P50), dur(r.P99), dur(r.CPU), over, ratio(r.VsBare), ratio(r.VsSDK), r.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", r.Scenario, r.Server, r.N,
+			r.PerSec, dur(r.P50), dur(r.P99), dur(r.CPU), dur(r.ClientCPU), ratio(r.VsSDK), ratio(r.CPUVsBare), ratio(r.SDKCPUVs), r.Errors)
 	}
 	return tw.Flush()
 }
@@ -126,17 +133,6 @@ func dur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 	}
-}
-
-// signed is d with its sign; d may be negative.
-func signed(d time.Duration) string {
-	if d < 0 {
-		return "−" + dur(-d)
-	}
-	if d == 0 {
-		return "0µs"
-	}
-	return "+" + dur(d)
 }
 
 func ratio(x float64) string {
