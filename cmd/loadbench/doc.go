@@ -1,6 +1,7 @@
 // Command loadbench is the end-to-end load bench: it starts four servers
-// on loopback HTTP in this one process and drives the same scenarios
-// against each with closed-loop keep-alive clients.
+// on loopback HTTP, each in a process of its own, and drives the same
+// scenarios against each with closed-loop keep-alive clients from this
+// process.
 //
 //	go run ./cmd/loadbench                      # every scenario, default counts
 //	go run ./cmd/loadbench -n 20000 -c 32       # more requests, more clients
@@ -35,6 +36,17 @@
 // sender is built with AllowPrivateNetworks). A server that does not
 // speak a scenario's protocol is left out of it.
 //
+// Every server runs in a child process: this binary re-executed
+// (os.Executable) with LOADBENCH_SERVE naming the server, told its
+// fixtures on stdin, answering its URLs on stdout and serving until its
+// stdin closes. The clients, and the loopback push receiver, stay in this
+// process. Each server process reports its own CPU time (getrusage(2),
+// RUSAGE_SELF) on a small control endpoint, read before and after each
+// round, so a server's CPU per request is its own alone: not the
+// clients', not the other servers' heaps. The same endpoint drives the
+// held task of fan-out and push (one request per update in fan-out, one
+// per round in push, alike for every server).
+//
 // Rounds alternate between the servers (-rounds per scenario, the order
 // rotating each round), so background load on a shared machine falls on
 // all of them alike. Every answer is validated, not only its status: a
@@ -46,16 +58,23 @@
 // (fan-out: updates that reached every subscriber; push: deliveries);
 // p50 and p99 are request latencies as the client saw them (for fan-out:
 // the time until the update reached every subscriber; push has none).
-// cpu/req is the process's CPU time (user + system, getrusage(2)) over
-// the rounds divided by the requests. The clients run in the same
-// process, so that figure includes their work: they do as little as
-// they can (one shared keep-alive transport per server, bodies built by
-// appending bytes, answers decoded once to validate them), and the bare
-// handler's figure is the baseline, mostly client and net/http cost, to
-// subtract or compare: −bare is cpu/req less bare's in the same scenario,
-// the server's work beyond decoding and encoding the wire, client cost
-// removed (CPU time suffers less than throughput from the machine's
-// other load). ×bare and ×sdk are throughput ratios, ours (or
-// any server) over bare and over the SDK stack of that protocol (a2ago
-// or gosdk): above 1 the server is faster.
+// cpu/req is the server process's CPU time (user + system) over the
+// rounds divided by the requests; client is the same for this process,
+// the load generator. ×sdk is throughput over the SDK stack's of that
+// protocol (a2ago for A2A, gosdk for MCP): above 1 the server is faster.
+// cpu÷bare is cpu/req over the bare handler's: the server's cost as a
+// multiple of the wire work alone. sdk÷cpu is the SDK stack's cpu/req
+// over this server's: above 1 the server spends less per request.
+//
+// # Reading the ratios
+//
+// The clients cost about as much CPU per request as a lean server (the
+// client column), so on a small machine the load generator saturates a
+// core of its own and every throughput ratio is squeezed toward 1: a
+// server cannot answer faster than the clients ask. sdk÷cpu, server CPU
+// per request against the SDK stack in the same run, does not depend on
+// how fast the clients are and moves least with the machine's other
+// load: on a 2-core machine it is the fairest reading of a "× the SDK"
+// target; ×sdk is that target's throughput reading, bounded by the
+// clients.
 package main
