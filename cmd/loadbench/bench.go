@@ -74,6 +74,7 @@ func start(cfg config, client *http.Client, stderr io.Writer) (*servers, error) 
 // bench starts the servers, runs every scenario of cfg against every
 // server that speaks it and reports.
 func bench(ctx context.Context, cfg config, progress io.Writer) (*report, error) {
+	progress = &syncWriter{w: progress} // the server processes' stderr goes there too
 	setup := newClient(cfg.clients)
 	s, err := start(cfg, setup, progress)
 	if err != nil {

@@ -247,3 +247,16 @@ func (s *server) command(path string) error {
 	}
 	return nil
 }
+
+// syncWriter serializes writes to w: the server processes' stderr is
+// copied to it from a goroutine each.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
