@@ -74,6 +74,11 @@ func (p *panicStore) WatchRun(ctx context.Context, s interop.Subject, runID stri
 	return p.Store.WatchRun(ctx, s, runID, after)
 }
 
+func (p *panicStore) WaitRun(ctx context.Context, s interop.Subject, runID string, settled func(interop.RunStatus) bool) (interop.Run, error) {
+	p.check("WaitRun")
+	return p.Store.WaitRun(ctx, s, runID, settled)
+}
+
 // logRecorder keeps what the mount logs, one record per line.
 type logRecorder struct {
 	mu  sync.Mutex
@@ -198,7 +203,7 @@ func TestPanicAnswersRequest(t *testing.T) {
 func TestPanicInCallCancelsItsRun(t *testing.T) {
 	e, ps, logs := newPanicEnv(t)
 	ts := e.serve()
-	ps.arm("WatchRun")
+	ps.arm("WaitRun") // the status wait of tools/call (internal/settle)
 	resp, err := ts.Client().Do(clientRequest(t, testCtx(t), ts.URL, rpc{method: "tools/call", id: `"c-1"`, params: map[string]any{"name": "waits"}}))
 	if err != nil {
 		t.Fatal(err)
