@@ -23,8 +23,8 @@ type panicStore struct {
 	*memstore.Store
 	mu    sync.Mutex
 	armed map[string]bool
-	// stall, when set, makes WatchRun's events wait for it to close,
-	// whatever their context says.
+	// stall, when set, makes WatchRun's events and WaitRun wait for it to
+	// close, whatever their context says.
 	stall chan struct{}
 }
 
@@ -76,6 +76,10 @@ func (p *panicStore) WatchRun(ctx context.Context, s interop.Subject, runID stri
 
 func (p *panicStore) WaitRun(ctx context.Context, s interop.Subject, runID string, settled func(interop.RunStatus) bool) (interop.Run, error) {
 	p.check("WaitRun")
+	if p.stall != nil {
+		<-p.stall
+		return interop.Run{}, context.Canceled
+	}
 	return p.Store.WaitRun(ctx, s, runID, settled)
 }
 
