@@ -15,7 +15,9 @@
 //     (CreateRun, GetRun, ListRuns, CancelRun, ResolveInterrupt, WatchRun).
 //     The map's seventh operation, getCapabilities, is the host's own
 //     discovery document, not the store's. [InputDeliverer] is an optional
-//     eighth. An A2A Task and an MCP task are the host's run; the library
+//     eighth, and [RunWaiter] an optional status-only wait the blocking
+//     calls use instead of following WatchRun (same Subject scoping and
+//     the same unknown-is-unreadable answer as GetRun). An A2A Task and an MCP task are the host's run; the library
 //     keeps no second task store.
 //   - [EventSink] receives the audit records the library produces
 //     (negotiation.decided, push dead letters) and places them on a run's

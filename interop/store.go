@@ -61,6 +61,23 @@ type InputDeliverer interface {
 	DeliverInput(ctx context.Context, s Subject, runID string, msg Message) (Run, error)
 }
 
+// RunWaiter is an optional RunStore extension: a wait for a run's status
+// alone, for the blocking calls that answer a run once it settles (A2A's
+// blocking SendMessage, MCP's tools/call; OpenWOP interop map,
+// a2a.operations and mcp.methods). Without it the library follows
+// WatchRun, which copies out every event although only the status is
+// read.
+type RunWaiter interface {
+	// WaitRun returns the run, as GetRun would, once settled reports true
+	// for its status or the run is terminal (a terminal run never changes,
+	// so it is returned whatever settled says). It checks at once, then
+	// after each change of the run. settled is a pure predicate; the
+	// store may call it while it holds its own locks. Readability is
+	// GetRun's: unknown and unreadable are both ErrNotFound. When ctx is
+	// done first it returns ctx.Err() and no run.
+	WaitRun(ctx context.Context, s Subject, runID string, settled func(RunStatus) bool) (Run, error)
+}
+
 // CreateRunRequest is the input of [RunStore.CreateRun].
 type CreateRunRequest struct {
 	WorkflowID string

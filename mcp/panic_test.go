@@ -23,8 +23,8 @@ type panicStore struct {
 	*memstore.Store
 	mu    sync.Mutex
 	armed map[string]bool
-	// stall, when set, makes WatchRun's events wait for it to close,
-	// whatever their context says.
+	// stall, when set, makes WatchRun's events and WaitRun wait for it to
+	// close, whatever their context says.
 	stall chan struct{}
 }
 
@@ -72,6 +72,15 @@ func (p *panicStore) WatchRun(ctx context.Context, s interop.Subject, runID stri
 		return func(func(interop.RunEvent, error) bool) { <-p.stall }, nil
 	}
 	return p.Store.WatchRun(ctx, s, runID, after)
+}
+
+func (p *panicStore) WaitRun(ctx context.Context, s interop.Subject, runID string, settled func(interop.RunStatus) bool) (interop.Run, error) {
+	p.check("WaitRun")
+	if p.stall != nil {
+		<-p.stall
+		return interop.Run{}, context.Canceled
+	}
+	return p.Store.WaitRun(ctx, s, runID, settled)
 }
 
 // logRecorder keeps what the mount logs, one record per line.
@@ -198,7 +207,7 @@ func TestPanicAnswersRequest(t *testing.T) {
 func TestPanicInCallCancelsItsRun(t *testing.T) {
 	e, ps, logs := newPanicEnv(t)
 	ts := e.serve()
-	ps.arm("WatchRun")
+	ps.arm("WaitRun") // the status wait of tools/call (internal/settle)
 	resp, err := ts.Client().Do(clientRequest(t, testCtx(t), ts.URL, rpc{method: "tools/call", id: `"c-1"`, params: map[string]any{"name": "waits"}}))
 	if err != nil {
 		t.Fatal(err)

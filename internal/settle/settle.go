@@ -31,8 +31,8 @@ type Wait struct {
 	Stop context.Context
 }
 
-// Error is a store call of the wait that failed; Op names it ("WatchRun",
-// "GetRun") for the surface's logs.
+// Error is a store call of the wait that failed; Op names it ("WaitRun",
+// "WatchRun", "GetRun") for the surface's logs.
 type Error struct {
 	Op  string
 	Err error
@@ -41,9 +41,11 @@ type Error struct {
 func (e *Error) Error() string { return "settle: " + e.Op + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Run follows run's event log from its LastSequence until an event's
-// status is settled, w.Limit passes or w.Stop ends, then reads the run
-// again and returns it. When the read finds the run not settled although
+// Run waits until run's status is settled, w.Limit passes or w.Stop ends,
+// and returns the run as it is then. A store that implements
+// [interop.RunWaiter] is asked for the status alone ([waitStatus]);
+// otherwise Run follows the run's event log from its LastSequence until an
+// event's status is settled, then reads the run again. When the read finds the run not settled although
 // its log grew — it moved on after the settled event, or the store ended
 // the watch early — it follows again from there, within the same limit; a
 // watch that ends without the log growing is not followed again, so a
@@ -64,6 +66,9 @@ func Run(ctx context.Context, store Store, sub interop.Subject, run interop.Run,
 			cancel()
 		}
 		defer context.AfterFunc(w.Stop, cancel)()
+	}
+	if waiter, ok := store.(interop.RunWaiter); ok {
+		return waitStatus(ctx, wctx, waiter, store, sub, run, w.Settled)
 	}
 	settled := w.Settled // the one value the loop body below captures
 	for {
@@ -93,4 +98,24 @@ func Run(ctx context.Context, store Store, sub interop.Subject, run interop.Run,
 			return run, nil
 		}
 	}
+}
+
+// waitStatus is Run over a store's status-only wait. wctx is the wait's
+// bounded context, ctx the caller's: when wctx ends first (time up,
+// drained) the run is read once more and answered as it is.
+func waitStatus(ctx, wctx context.Context, waiter interop.RunWaiter, store Store, sub interop.Subject, run interop.Run, settled func(interop.RunStatus) bool) (interop.Run, error) {
+	latest, err := waiter.WaitRun(wctx, sub, run.ID, settled)
+	switch {
+	case err == nil:
+		return latest, nil
+	case ctx.Err() != nil:
+		return run, ctx.Err()
+	case wctx.Err() == nil:
+		return run, &Error{Op: "WaitRun", Err: err}
+	}
+	latest, err = store.GetRun(ctx, sub, run.ID)
+	if err != nil {
+		return run, &Error{Op: "GetRun", Err: err}
+	}
+	return latest, nil
 }

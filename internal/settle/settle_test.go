@@ -203,3 +203,77 @@ func TestRunFailures(t *testing.T) {
 		t.Fatalf("caller gone: %v after %d reads", err, f.gets)
 	}
 }
+
+// waiterStore is a fakeStore that also waits for a status itself: WaitRun
+// answers result, or blocks until ctx ends when block is set.
+type waiterStore struct {
+	fakeStore
+	result  interop.Run
+	err     error
+	block   bool
+	waits   int
+	settled func(interop.RunStatus) bool
+}
+
+func (w *waiterStore) WaitRun(ctx context.Context, _ interop.Subject, _ string, settled func(interop.RunStatus) bool) (interop.Run, error) {
+	w.mu.Lock()
+	w.waits++
+	w.settled = settled
+	w.mu.Unlock()
+	if w.block {
+		<-ctx.Done()
+		return interop.Run{}, ctx.Err()
+	}
+	return w.result, w.err
+}
+
+// A store that implements interop.RunWaiter is asked for the status
+// alone: no event is watched, and its answer is the run returned.
+func TestRunUsesTheStoresWait(t *testing.T) {
+	done := interop.Run{ID: "r", Status: interop.StatusCompleted, LastSequence: 2}
+	w := &waiterStore{result: done}
+	got, err := Run(context.Background(), w, interop.Subject{}, working(0), Wait{Settled: terminalOrInput, Limit: time.Second})
+	if err != nil || got.Status != interop.StatusCompleted || got.LastSequence != 2 {
+		t.Fatalf("Run = %+v, %v; want the waiter's run", got, err)
+	}
+	if w.waits != 1 || len(w.afters) != 0 || w.gets != 0 {
+		t.Fatalf("waits=%d watches=%d gets=%d; want one WaitRun and nothing else", w.waits, len(w.afters), w.gets)
+	}
+	if !w.settled(interop.StatusWaitingInput) || w.settled(interop.StatusWaitingApproval) {
+		t.Fatal("WaitRun did not receive the caller's settled")
+	}
+}
+
+// When the wait's time is up, or the surface drains, the run is read once
+// and answered as it is; a failing wait is an *Error naming WaitRun; a
+// caller that went away gets its ctx.Err().
+func TestRunStoreWaitEnds(t *testing.T) {
+	later := working(5)
+	w := &waiterStore{fakeStore: fakeStore{reads: []interop.Run{later}}, block: true}
+	got, err := Run(context.Background(), w, interop.Subject{}, working(0), Wait{Settled: terminalOrInput, Limit: 20 * time.Millisecond})
+	if err != nil || got.LastSequence != 5 || w.gets != 1 {
+		t.Fatalf("time up: Run = %+v, %v after %d reads; want the run read once", got, err, w.gets)
+	}
+
+	stop, drain := context.WithCancel(context.Background())
+	drain()
+	got, err = Run(context.Background(), w, interop.Subject{}, working(0), Wait{Settled: terminalOrInput, Limit: time.Hour, Stop: stop})
+	if err != nil || got.LastSequence != 5 {
+		t.Fatalf("drained: Run = %+v, %v; want the run read", got, err)
+	}
+
+	boom := errors.New("boom")
+	failing := &waiterStore{err: boom}
+	_, err = Run(context.Background(), failing, interop.Subject{}, working(0), Wait{Settled: terminalOrInput, Limit: time.Second})
+	var se *Error
+	if !errors.As(err, &se) || se.Op != "WaitRun" || !errors.Is(err, boom) {
+		t.Fatalf("failing wait: err = %v; want *Error{Op: WaitRun} wrapping boom", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Run(ctx, w, interop.Subject{}, working(0), Wait{Settled: terminalOrInput, Limit: time.Second})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("caller gone: err = %v; want context.Canceled", err)
+	}
+}

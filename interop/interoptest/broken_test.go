@@ -36,6 +36,15 @@ type brokenStore struct {
 	publishHost func(ctx context.Context, tenant string, ev interop.HostEvent) error
 	// appendRun replaces AppendRunEvent.
 	appendRun func(ctx context.Context, runID string, ev interop.RunEvent) error
+	// waitRun replaces WaitRun.
+	waitRun func(ctx context.Context, s interop.Subject, id string, settled func(interop.RunStatus) bool) (interop.Run, error)
+}
+
+func (b *brokenStore) WaitRun(ctx context.Context, s interop.Subject, id string, settled func(interop.RunStatus) bool) (interop.Run, error) {
+	if b.waitRun != nil {
+		return b.waitRun(ctx, s, id, settled)
+	}
+	return b.Store.WaitRun(ctx, s, id, settled)
 }
 
 func (b *brokenStore) AppendRunEvent(ctx context.Context, runID string, ev interop.RunEvent) error {
@@ -373,6 +382,48 @@ type brokenCase struct {
 
 func brokenCases() []brokenCase {
 	return []brokenCase{
+		// wait-run
+		{
+			name: "WaitRun reads across tenants", check: "wait-run", want: "WaitRun by another tenant succeeded",
+			wrap: func(m *memstore.Store) *brokenStore {
+				return &brokenStore{Store: m, waitRun: func(ctx context.Context, s interop.Subject, id string, settled func(interop.RunStatus) bool) (interop.Run, error) {
+					return m.WaitRun(ctx, ownerOf(id), id, settled)
+				}}
+			},
+		},
+		{
+			name: "WaitRun waits past a terminal run", check: "wait-run", want: "across its cancellation", timeout: 500 * time.Millisecond,
+			wrap: func(m *memstore.Store) *brokenStore {
+				// Polls for settled alone, as if terminal needed saying.
+				return &brokenStore{Store: m, waitRun: func(ctx context.Context, s interop.Subject, id string, settled func(interop.RunStatus) bool) (interop.Run, error) {
+					for {
+						r, err := m.GetRun(ctx, s, id)
+						if err != nil || settled(r.Status) {
+							return r, err
+						}
+						select {
+						case <-ctx.Done():
+							return interop.Run{}, ctx.Err()
+						case <-time.After(time.Millisecond):
+						}
+					}
+				}}
+			},
+		},
+		{
+			name: "WaitRun answers before the run settles", check: "wait-run", want: "want waiting-approval",
+			wrap: func(m *memstore.Store) *brokenStore {
+				// The run as it was when the wait began.
+				return &brokenStore{Store: m, waitRun: func(ctx context.Context, s interop.Subject, id string, settled func(interop.RunStatus) bool) (interop.Run, error) {
+					r, err := m.GetRun(ctx, s, id)
+					if err != nil {
+						return r, err
+					}
+					r.Status, r.Interrupts = interop.StatusRunning, nil
+					return r, nil
+				}}
+			},
+		},
 		// unknown-ids
 		{
 			name: "unknown id reads as an empty run", check: "unknown-ids", want: "GetRun(never-minted id) succeeded",

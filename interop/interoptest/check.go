@@ -136,6 +136,12 @@ func Checks() []Check {
 			run:       checkRefuseBadResolution,
 		},
 		{
+			Name:      "wait-run",
+			Guarantee: "a store implementing interop.RunWaiter answers WaitRun with the run GetRun reads once settled holds, ends at a terminal run whatever settled says and with its ctx, and answers a foreign run exactly as a never-minted id",
+			Needs:     []Need{NeedApproval, NeedCancellable, NeedTenantB},
+			run:       checkWaitRun,
+		},
+		{
 			Name:      "audit-events",
 			Guarantee: "EventSink.AppendRunEvent puts an audit event on a live run's log at the next sequence, with an eventId and the run's status, changing nothing else; a finished run is ErrRunTerminal and unchanged; a never-minted run is ErrNotFound",
 			Needs:     []Need{NeedHostEvents, NeedApproval, NeedNoop},

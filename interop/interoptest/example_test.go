@@ -89,6 +89,7 @@ func ExampleCheck_Run() {
 	// refuse-invalid-inputs    ok
 	// host-events              skipped: needs [HostEvents]
 	// refuse-bad-resolution    ok
+	// wait-run                 ok
 	// audit-events             skipped: needs [HostEvents]
 }
 
@@ -113,5 +114,6 @@ func ExampleChecks() {
 	// refuse-invalid-inputs [Cancellable]
 	// host-events [TenantB HostEvents]
 	// refuse-bad-resolution [Approval]
+	// wait-run [Approval Cancellable TenantB]
 	// audit-events [HostEvents Approval Noop]
 }

@@ -8,7 +8,9 @@
 // A workflow is a [WorkflowFunc] registered per tenant with [Store.Register]
 // (its input schema is compiled once, there). [Store.CreateRun] validates
 // the inputs against that schema (santhosh-tekuri/jsonschema/v6) and starts
-// the function on its own goroutine; the function drives its run through a
+// the function on its own goroutine (a workflow registered with
+// WorkflowDef.Inline, one that never waits, runs on CreateRun's goroutine
+// instead, with the same answer and log); the function drives its run through a
 // [RunContext]: it can suspend on an interrupt ([RunContext.Interrupt]),
 // publish artifacts ([RunContext.PublishArtifact]), fail with a safe message
 // ([Fail], or [Fault] when the host rather than the work broke, which sets

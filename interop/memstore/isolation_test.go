@@ -53,6 +53,10 @@ func TestUnreadableIsUnknown(t *testing.T) {
 			}
 			return err
 		},
+		"WaitRun": func(sub interop.Subject, id string) error {
+			_, err := s.WaitRun(testCtx(t), sub, id, func(interop.RunStatus) bool { return true })
+			return err
+		},
 		"PollEvents": func(sub interop.Subject, id string) error {
 			_, _, err := s.PollEvents(testCtx(t), sub, id, -1, time.Millisecond)
 			return err

@@ -138,7 +138,9 @@ func (t *tenantState) dropRunLocked(rec *runRecord) {
 // IdempotencyKey by the same tenant and principal returns the first run
 // with created=false and starts nothing, also when the calls race; if that
 // run lives in a workspace the Subject cannot read, the repeat is refused
-// with an *interop.InputError on "idempotencyKey".
+// with an *interop.InputError on "idempotencyKey". The body of an inline
+// workflow (WorkflowDef.Inline) has run when CreateRun returns; the run
+// returned is still the run as created.
 func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.CreateRunRequest) (interop.Run, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return interop.Run{}, false, err
@@ -184,7 +186,12 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	}
 
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			t.mu.Unlock()
+		}
+	}()
 	if req.IdempotencyKey != "" {
 		if prior := t.idempotency[idem]; prior != nil {
 			run, err := repeatLocked(sub, prior)
@@ -236,7 +243,15 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	}
 	rec.appendEventLocked(s.lifecycleEvent(interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport}), at)
 	snapshot := cloneRun(&rec.run)
-	go s.execute(rec)
+	if !wf.inline {
+		go s.execute(rec)
+		return snapshot, true, nil
+	}
+	// The run is filed and its snapshot taken, as for a run on its own
+	// goroutine; the body's steps take the lock themselves.
+	locked = false
+	t.mu.Unlock()
+	s.execute(rec)
 	return snapshot, true, nil
 }
 
@@ -326,8 +341,9 @@ func (rec *runRecord) withdrawOpenInterruptsLocked() {
 	rec.run.Interrupts = nil
 }
 
-// execute runs the workflow on the calling goroutine (started by CreateRun)
-// and records how it ended.
+// execute runs the workflow on the calling goroutine (started by
+// CreateRun, or CreateRun's own for an inline workflow) and records how it
+// ended.
 func (s *Store) execute(rec *runRecord) {
 	defer s.running.Done()
 	rc := &RunContext{store: s, rec: rec}

@@ -43,6 +43,15 @@ type WorkflowDef struct {
 	// per workflow, so only the workflows a host chose reach its admitted
 	// servers.
 	ToolCaller interop.ToolCaller
+	// Inline runs the body on CreateRun's own goroutine, once the run, its
+	// run.started event and the run CreateRun returns exist and the store's
+	// lock is let go, instead of on a goroutine of its own: a body that
+	// never waits (no interrupt, no input, no sleep) then costs no
+	// goroutine and no wake-up of the caller's wait. CreateRun returns
+	// when the body does; what it returns, the run's events and their
+	// order, idempotency and cancellation are the same either way. Leave
+	// it false for a body that may wait.
+	Inline bool
 }
 
 // ErrCancelled marks a workflow that stopped because it was cancelled. A
@@ -109,6 +118,7 @@ type workflowEntry struct {
 	schema *jsonschema.Schema
 	run    WorkflowFunc
 	tools  interop.ToolCaller // nil: no MCP tools
+	inline bool               // WorkflowDef.Inline
 }
 
 // Register adds def to tenant's workflows. It compiles the input schema
@@ -134,7 +144,7 @@ func (s *Store) Register(tenant string, def WorkflowDef) error {
 	if err != nil {
 		return fmt.Errorf("memstore: register %q: input schema: %w", id, err)
 	}
-	entry := &workflowEntry{wf: wf, schema: schema, run: def.Run, tools: def.ToolCaller}
+	entry := &workflowEntry{wf: wf, schema: schema, run: def.Run, tools: def.ToolCaller, inline: def.Inline}
 
 	t := s.tenantForWrite(tenant)
 	t.mu.Lock()
