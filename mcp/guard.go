@@ -260,7 +260,7 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 	}
 	var meta map[string]json.RawMessage
 	if raw, ok := msg.params["_meta"]; ok && len(raw) > 0 && raw[0] == '{' {
-		_ = json.Unmarshal(raw, &meta) // a valid object: cannot fail
+		meta, _ = paramMembers(raw) // a valid object: cannot fail
 	}
 	requested := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	if raw, ok := meta[metaProtocolVersion]; ok {
@@ -345,8 +345,11 @@ func decodeHeaderValue(v string) (string, bool) {
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON
 // object; members of any other shape count as not declared.
 func parseCaps(raw json.RawMessage, out *mount.Caps) bool {
-	var caps map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	caps, ok := paramMembers(raw)
+	if !ok {
 		return false
 	}
 	if modes, ok := objectMember(caps, "elicitation"); ok {
@@ -374,11 +377,7 @@ func objectMember(m map[string]json.RawMessage, name string) (map[string]json.Ra
 	if !ok || len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	var sub map[string]json.RawMessage
-	if json.Unmarshal(raw, &sub) != nil {
-		return nil, false
-	}
-	return sub, true
+	return paramMembers(raw)
 }
 
 // missingCapability is -32021 naming what the request did not declare, as
