@@ -271,7 +271,14 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // SetEscapeHTML(false) does — '<', '>' and '&' escaped.
 func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
-	for i := 0; i < len(s); {
+	// The usual string needs no escape: copy its longest plain prefix at
+	// once rather than byte by byte.
+	plain := 0
+	for plain < len(s) && plainASCII(s[plain], escapeHTML) {
+		plain++
+	}
+	dst = append(dst, s[:plain]...)
+	for i := plain; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			dst = appendASCII(dst, c, escapeHTML)
 			i++
@@ -292,6 +299,11 @@ func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plainASCII reports whether c is ASCII that encoding/json writes as it is.
+func plainASCII(c byte, escapeHTML bool) bool {
+	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' && !(escapeHTML && (c == '<' || c == '>' || c == '&'))
+}
 
 // appendASCII appends one ASCII byte of a JSON string, escaped as
 // encoding/json escapes it.
