@@ -43,6 +43,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/internal/admit"
 	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -263,11 +264,13 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 		meta, _ = paramMembers(raw) // a valid object: cannot fail
 	}
 	requested := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
-	if raw, ok := meta[metaProtocolVersion]; ok {
-		var v string
-		if json.Unmarshal(raw, &v) == nil && v != requested {
-			return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
-		}
+	var metaVersion string
+	rawVersion, versionOK := meta[metaProtocolVersion]
+	if versionOK {
+		metaVersion, versionOK = stringValue(rawVersion)
+	}
+	if versionOK && metaVersion != requested {
+		return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
 	}
 	g := s.admission()
 	d, err := g.Negotiate(r.Context(), requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")}, admit.ScopeOf(sub))
@@ -286,8 +289,7 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 		}{d.Supported, d.RequestedRaw})
 	}
 	c.Meta = meta
-	var v string
-	if raw, ok := meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil {
+	if !versionOK {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
 	}
 	caps, ok := meta[metaClientCapabilities]
@@ -340,6 +342,21 @@ func decodeHeaderValue(v string) (string, bool) {
 		return "", false
 	}
 	return string(b), true
+}
+
+// stringValue reads a valid JSON value as json.Unmarshal into a string
+// does, without its reflection: a string unquoted (invalid UTF-8 replaced
+// by U+FFFD), null as "", any other value not ok.
+func stringValue(raw json.RawMessage) (string, bool) {
+	if string(raw) == "null" {
+		return "", true
+	}
+	contents, escaped := jsonbytes.StringContents(raw)
+	if contents == nil {
+		return "", false
+	}
+	s, err := jsonbytes.Unquote(contents, escaped || !utf8.Valid(contents))
+	return s, err == nil
 }
 
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON
