@@ -356,7 +356,7 @@ func (m *rpcMessage) notification() bool { return m.id == nil }
 func decodeMessage(body []byte) (rpcMessage, *Error) {
 	var msg rpcMessage
 	body = jsonbytes.TrimSpace(body)
-	if !json.Valid(body) {
+	if !jsonbytes.Valid(body) {
 		return msg, newError(codeParseError, "Parse error: the body is not JSON")
 	}
 	switch body[0] {

@@ -1,10 +1,11 @@
 // Package jsonbytes reads and writes JSON in place over byte slices, for
 // the protocol surfaces' hot paths: a [Scanner] that walks a value without
-// decoding it (no allocation, no recursion) and [AppendString], a string
-// encoder that writes exactly what encoding/json writes. The JSON-RPC
+// decoding it (no allocation, no recursion), [Valid], json.Valid's answer
+// in one loop, and [AppendString], a string encoder that writes exactly
+// what encoding/json writes. The JSON-RPC
 // codec (internal/jsonrpc) and a2a's member-case walk are built on them.
 //
-// Input is assumed to be valid JSON (callers check it with json.Valid
+// Input is assumed to be valid JSON (callers check it with [Valid]
 // first); on anything else the scanner reports [ErrMalformed] rather than
 // guessing, which only fuzz targets reach.
 package jsonbytes
