@@ -170,7 +170,7 @@ func (s *Server) decodeParams(params []byte, sh shape, v any) error {
 // cannot place is an invalid parameter, decoded exactly as JSON-RPC params
 // are.
 func (s *Server) decodeBody(body []byte, sh shape, v any) error {
-	if !json.Valid(body) {
+	if !jsonbytes.Valid(body) {
 		return parseError()
 	}
 	if b := jsonbytes.TrimSpace(body); b[0] != '{' {

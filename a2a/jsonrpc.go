@@ -158,7 +158,7 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := jsonbytes.TrimSpace(b.body.Bytes())
-	if !json.Valid(body) {
+	if !jsonbytes.Valid(body) {
 		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, parseError()))
 		return
 	}

@@ -41,10 +41,9 @@ func appendRPCResult(b *buffers, id []byte, kind resultKind, value any) error {
 	if kind == resultInTask {
 		out.WriteString(`{"task":`)
 	}
-	if err := b.enc.Encode(value); err != nil {
+	if err := encodeResult(b, value); err != nil {
 		return err
 	}
-	out.Truncate(out.Len() - 1) // Encode's newline
 	if kind == resultInTask {
 		out.WriteByte('}')
 	}

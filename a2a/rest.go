@@ -146,11 +146,10 @@ func writeJSON(w http.ResponseWriter, b *buffers, kind resultKind, v any) error 
 	case resultEmpty:
 		v = struct{}{}
 	}
-	if err := b.enc.Encode(v); err != nil {
+	if err := encodeResult(b, v); err != nil {
 		return err
 	}
 	body := b.out.Bytes()
-	body = body[:len(body)-1] // Encode's newline
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)

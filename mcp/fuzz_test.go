@@ -223,3 +223,24 @@ func FuzzParamMembers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStringValue: the _meta string reader agrees with json.Unmarshal into
+// a string on every valid JSON value — the string, and whether it is
+// accepted (null as "", every other non-string refused).
+func FuzzStringValue(f *testing.F) {
+	for _, s := range []string{`"2026-07-28"`, `null`, `1`, `{}`, `""`, `"\u00e9\n"`, "\"\xff\"", `"\ud800"`, `true`, `["x"]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		raw = jsonbytes.TrimSpace(raw)
+		if !json.Valid(raw) {
+			return // _meta members come out of a validated body
+		}
+		var want string
+		wantOK := json.Unmarshal(raw, &want) == nil
+		got, ok := stringValue(raw)
+		if ok != wantOK || got != want {
+			t.Fatalf("%q: %q %v, want %q %v", raw, got, ok, want, wantOK)
+		}
+	})
+}

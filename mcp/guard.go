@@ -43,6 +43,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/internal/admit"
 	"github.com/wopinterop/wopinterop/internal/httpbody"
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 	"github.com/wopinterop/wopinterop/negotiate"
@@ -260,14 +261,16 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 	}
 	var meta map[string]json.RawMessage
 	if raw, ok := msg.params["_meta"]; ok && len(raw) > 0 && raw[0] == '{' {
-		_ = json.Unmarshal(raw, &meta) // a valid object: cannot fail
+		meta, _ = paramMembers(raw) // a valid object: cannot fail
 	}
 	requested := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
-	if raw, ok := meta[metaProtocolVersion]; ok {
-		var v string
-		if json.Unmarshal(raw, &v) == nil && v != requested {
-			return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
-		}
+	var metaVersion string
+	rawVersion, versionOK := meta[metaProtocolVersion]
+	if versionOK {
+		metaVersion, versionOK = stringValue(rawVersion)
+	}
+	if versionOK && metaVersion != requested {
+		return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
 	}
 	g := s.admission()
 	d, err := g.Negotiate(r.Context(), requested, negotiate.Peer{Authenticated: sub.Authenticated, Origin: r.Header.Get("Origin")}, admit.ScopeOf(sub))
@@ -286,8 +289,7 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 		}{d.Supported, d.RequestedRaw})
 	}
 	c.Meta = meta
-	var v string
-	if raw, ok := meta[metaProtocolVersion]; !ok || json.Unmarshal(raw, &v) != nil {
+	if !versionOK {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
 	}
 	caps, ok := meta[metaClientCapabilities]
@@ -342,11 +344,29 @@ func decodeHeaderValue(v string) (string, bool) {
 	return string(b), true
 }
 
+// stringValue reads a valid JSON value as json.Unmarshal into a string
+// does, without its reflection: a string unquoted (invalid UTF-8 replaced
+// by U+FFFD), null as "", any other value not ok.
+func stringValue(raw json.RawMessage) (string, bool) {
+	if string(raw) == "null" {
+		return "", true
+	}
+	contents, escaped := jsonbytes.StringContents(raw)
+	if contents == nil {
+		return "", false
+	}
+	s, err := jsonbytes.Unquote(contents, escaped || !utf8.Valid(contents))
+	return s, err == nil
+}
+
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON
 // object; members of any other shape count as not declared.
 func parseCaps(raw json.RawMessage, out *mount.Caps) bool {
-	var caps map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	caps, ok := paramMembers(raw)
+	if !ok {
 		return false
 	}
 	if modes, ok := objectMember(caps, "elicitation"); ok {
@@ -374,11 +394,7 @@ func objectMember(m map[string]json.RawMessage, name string) (map[string]json.Ra
 	if !ok || len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	var sub map[string]json.RawMessage
-	if json.Unmarshal(raw, &sub) != nil {
-		return nil, false
-	}
-	return sub, true
+	return paramMembers(raw)
 }
 
 // missingCapability is -32021 naming what the request did not declare, as

@@ -356,7 +356,7 @@ func (m *rpcMessage) notification() bool { return m.id == nil }
 func decodeMessage(body []byte) (rpcMessage, *Error) {
 	var msg rpcMessage
 	body = jsonbytes.TrimSpace(body)
-	if !json.Valid(body) {
+	if !jsonbytes.Valid(body) {
 		return msg, newError(codeParseError, "Parse error: the body is not JSON")
 	}
 	switch body[0] {
@@ -401,14 +401,50 @@ func paramMembers(params []byte) (map[string]json.RawMessage, bool) {
 	members := make(map[string]json.RawMessage, 4)
 	sc := jsonbytes.Scanner{Data: params}
 	err := sc.Members(func(name []byte, escaped bool, value []byte) error {
-		key, err := jsonbytes.Unquote(name, escaped || !utf8.Valid(name))
-		if err != nil {
-			return err
+		key, known := knownName(name)
+		if !known {
+			var err error
+			if key, err = jsonbytes.Unquote(name, escaped || !utf8.Valid(name)); err != nil {
+				return err
+			}
 		}
 		members[key] = value
 		return nil
 	})
 	return members, err == nil
+}
+
+// knownName is the constant for a member name the guard and the tools
+// read (raw, unescaped), so that splitting an ordinary request allocates
+// no string per member.
+func knownName(raw []byte) (string, bool) {
+	switch string(raw) {
+	case "_meta":
+		return "_meta", true
+	case "name":
+		return "name", true
+	case "arguments":
+		return "arguments", true
+	case "cursor":
+		return "cursor", true
+	case "taskId":
+		return "taskId", true
+	case metaProtocolVersion:
+		return metaProtocolVersion, true
+	case metaClientCapabilities:
+		return metaClientCapabilities, true
+	case "elicitation":
+		return "elicitation", true
+	case "sampling":
+		return "sampling", true
+	case "roots":
+		return "roots", true
+	case "extensions":
+		return "extensions", true
+	case TasksExtension:
+		return TasksExtension, true
+	}
+	return "", false
 }
 
 // validID reports whether raw is a JSON string or number. MCP ids are

@@ -1,10 +1,11 @@
 // Package jsonbytes reads and writes JSON in place over byte slices, for
 // the protocol surfaces' hot paths: a [Scanner] that walks a value without
-// decoding it (no allocation, no recursion) and [AppendString], a string
-// encoder that writes exactly what encoding/json writes. The JSON-RPC
+// decoding it (no allocation, no recursion), [Valid], json.Valid's answer
+// in one loop, and [AppendString], a string encoder that writes exactly
+// what encoding/json writes. The JSON-RPC
 // codec (internal/jsonrpc) and a2a's member-case walk are built on them.
 //
-// Input is assumed to be valid JSON (callers check it with json.Valid
+// Input is assumed to be valid JSON (callers check it with [Valid]
 // first); on anything else the scanner reports [ErrMalformed] rather than
 // guessing, which only fuzz targets reach.
 package jsonbytes
@@ -271,7 +272,14 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // SetEscapeHTML(false) does — '<', '>' and '&' escaped.
 func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
-	for i := 0; i < len(s); {
+	// The usual string needs no escape: copy its longest plain prefix at
+	// once rather than byte by byte.
+	plain := 0
+	for plain < len(s) && plainASCII(s[plain], escapeHTML) {
+		plain++
+	}
+	dst = append(dst, s[:plain]...)
+	for i := plain; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			dst = appendASCII(dst, c, escapeHTML)
 			i++
@@ -292,6 +300,11 @@ func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plainASCII reports whether c is ASCII that encoding/json writes as it is.
+func plainASCII(c byte, escapeHTML bool) bool {
+	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' && !(escapeHTML && (c == '<' || c == '>' || c == '&'))
+}
 
 // appendASCII appends one ASCII byte of a JSON string, escaped as
 // encoding/json escapes it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -164,6 +165,59 @@ func FuzzScanner(f *testing.F) {
 				if !bytes.Equal(got[i], want[i]) {
 					t.Fatalf("element %d = %s, want %s", i, got[i], want[i])
 				}
+			}
+		}
+	})
+}
+
+// FuzzValid holds Valid to json.Valid on any input.
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":[true,null,"x"],"a":{"c":-1.5e3}}`, `[1,"2",{"3":[]}]`, ` "s\"t\u00e9\/" `, `{}`, `[]`, `{"\u0041":1}`,
+		`01`, `-`, `1.`, `1e`, `1e+`, `-0.0e-0`, `[1,]`, `{"a"}`, `{"a":}`, `{,}`, `tru`, `nulls`, "\"\xff\x01\"", "\"\xff\"",
+		`"\x"`, `"\u12g4"`, `[1 2]`, `{"a":1 "b":2}`, `]`, `"`, ``, ` `, `1 1`, `{"a":[{"b":[]}],"c":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := Valid(data), json.Valid(data); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid says %v", data, got, want)
+		}
+	})
+}
+
+// TestValidDepth checks the nesting limit at its edge, where json.Valid
+// turns from true to false.
+func TestValidDepth(t *testing.T) {
+	for _, depth := range []int{maxDepth - 1, maxDepth, maxDepth + 1} {
+		for _, open := range []string{"[", `{"a":`} {
+			closer := "]"
+			if open != "[" {
+				closer = "}"
+			}
+			data := []byte(strings.Repeat(open, depth) + "1" + strings.Repeat(closer, depth))
+			if got, want := Valid(data), json.Valid(data); got != want {
+				t.Fatalf("depth %d %s: Valid %v, json.Valid %v", depth, open, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkValid compares Valid with json.Valid on a negotiation record
+// sized object.
+func BenchmarkValid(b *testing.B) {
+	data := []byte(`{"protocol":"mcp","outcome":"accepted","at":"2026-12-01T19:41:31.123456789Z","version":"2026-07-28","requested":"2026-07-28","supported":["2026-07-28"],"peerDigest":"sha256:0123456789abcdef0123456789abcdef","n":-12.5e3,"ok":true,"x":null}`)
+	b.Run("jsonbytes", func(b *testing.B) {
+		for b.Loop() {
+			if !Valid(data) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			if !json.Valid(data) {
+				b.Fatal("invalid")
 			}
 		}
 	})

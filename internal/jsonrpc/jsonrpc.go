@@ -14,7 +14,6 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -184,7 +183,7 @@ func ValidID(raw []byte, nullOK bool) bool {
 	}
 	switch c := raw[0]; {
 	case c == '"', c == '-', '0' <= c && c <= '9':
-		return json.Valid(raw)
+		return jsonbytes.Valid(raw)
 	}
 	return nullOK && bytes.Equal(raw, null)
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/isolation"
 )
@@ -161,7 +162,7 @@ func (s *Store) PublishHostEvent(ctx context.Context, tenant string, ev interop.
 	}
 	if len(ev.Payload) == 0 {
 		ev.Payload = json.RawMessage(`{}`)
-	} else if p := bytes.TrimSpace(ev.Payload); len(p) == 0 || p[0] != '{' || !json.Valid(p) {
+	} else if p := bytes.TrimSpace(ev.Payload); len(p) == 0 || p[0] != '{' || !jsonbytes.Valid(p) {
 		return &interop.InputError{Field: "payload", Reason: "must be a JSON object"}
 	} else {
 		ev.Payload = bytes.Clone(p)
