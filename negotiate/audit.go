@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,9 @@ type Auditor struct {
 	watchdogArmed bool
 	watchdog      *time.Timer
 
+	// ids mints the host-event ids of runless records.
+	ids eventIDs
+
 	failing                     atomic.Bool // the last delivery attempt failed
 	delivered, retried, dropped atomic.Uint64
 }
@@ -156,6 +160,7 @@ func NewAuditor(sink interop.EventSink, opts AuditorOptions) *Auditor {
 		giveUp:     giveUp,
 		stopTrying: stop,
 	}
+	a.ids.prefix = "hev-" + rand.Text() + "."
 	a.watchdog = time.AfterFunc(time.Hour, a.attemptTimedOut)
 	a.watchdog.Stop()
 	return a
@@ -279,7 +284,7 @@ func (a *Auditor) Stats() AuditStats {
 // backoff. The event id of a runless record is minted once, so a sink that
 // stored a record before failing can recognise the retry.
 func (a *Auditor) deliverWithRetry(p pending) {
-	eventID := "hev-" + rand.Text()
+	eventID := a.ids.next()
 	backoff := a.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
 		if a.giveUp.Err() != nil {
@@ -421,7 +426,7 @@ func (a *Auditor) deliver(ctx context.Context, d Decision, scope Scope, eventID 
 		}
 	}
 	if eventID == "" {
-		eventID = "hev-" + rand.Text()
+		eventID = a.ids.next()
 	}
 	return a.sink.PublishHostEvent(ctx, scope.Tenant, interop.HostEvent{
 		EventID:     eventID,
@@ -431,4 +436,22 @@ func (a *Auditor) deliver(ctx context.Context, d Decision, scope Scope, eventID 
 		WorkspaceID: scope.Workspace,
 		Payload:     payload,
 	})
+}
+
+// eventIDs mints host-event ids: "hev-", a random prefix drawn once per
+// auditor, '.', and a counter in base 36. An eventId is a host-minted
+// resumption cursor and webhook dedup key, not a secret (OpenWOP
+// host-event.schema.json, ids.schema.json#/$defs/eventId: unique,
+// [A-Za-z0-9._~-]{16,128}); the prefix's 130 random bits keep ids unique
+// across auditors and processes sharing a sink, and the counter keeps them
+// unique within one, so a record costs no crypto/rand read.
+type eventIDs struct {
+	prefix string // "hev-" + 26 base32 characters + "."
+	n      atomic.Uint64
+}
+
+func (ids *eventIDs) next() string {
+	var buf [64]byte
+	b := append(buf[:0], ids.prefix...)
+	return string(strconv.AppendUint(b, ids.n.Add(1), 36))
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -240,5 +242,33 @@ func TestRecordOnFinishedRunBecomesHostEvent(t *testing.T) {
 	}
 	if len(sink.host) != 1 || sink.host[0].tenant != "acme" || string(sink.host[0].ev.Payload) != string(d.Record()) {
 		t.Fatalf("host events = %+v", sink.host)
+	}
+}
+
+// Runless records get host-event ids that are unique within an auditor and
+// across auditors sharing a sink, and well-formed (OpenWOP
+// ids.schema.json#/$defs/eventId).
+func TestAuditorEventIDsUniqueAndWellFormed(t *testing.T) {
+	eventID := regexp.MustCompile(`^[A-Za-z0-9._~-]{16,128}$`)
+	sink := newSink()
+	d := a2aPolicy(t, true).Inbound("1.0", Peer{Authenticated: true})
+	for range 2 {
+		a := NewAuditor(sink, AuditorOptions{Synchronous: true})
+		for range 100 {
+			if err := a.Record(context.Background(), d, Scope{Tenant: "acme"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range sink.host {
+		id := h.ev.EventID
+		if !eventID.MatchString(id) || !strings.HasPrefix(id, "hev-") || seen[id] {
+			t.Fatalf("event id %q: malformed or repeated", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 200 {
+		t.Fatalf("%d ids, want 200", len(seen))
 	}
 }
