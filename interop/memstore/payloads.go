@@ -6,7 +6,8 @@ import (
 )
 
 // appendPayload appends the JSON of the payloads every run writes —
-// run.started and artifact.created, strings only — byte for byte as
+// run.started and artifact.created, strings only, and run.completed with
+// outputs json.Marshal would copy unchanged — byte for byte as
 // json.Marshal encodes them (HTML-escaped strings, members in field
 // order, omitempty honoured), without reflection. Any other payload is
 // nil: json.Marshal encodes it.
@@ -44,6 +45,34 @@ func appendPayload(dst []byte, payload any) []byte {
 			dst = append(dst, `,"registered":false`...)
 		}
 		return append(dst, '}')
+	case interop.RunCompleted:
+		if !verbatimJSON(p.Outputs) {
+			return nil
+		}
+		dst = append(dst, `{"outputs":`...)
+		dst = append(dst, p.Outputs...)
+		return append(dst, '}')
 	}
 	return nil
+}
+
+// verbatimJSON reports whether json.Marshal copies raw, a
+// json.RawMessage, unchanged: it is valid, compact, and holds nothing
+// json.Marshal escapes (<, >, &, U+2028 and U+2029, whose UTF-8 starts
+// with 0xE2; any 0xE2 is left to json.Marshal).
+func verbatimJSON(raw []byte) bool {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '<' || c == '>' || c == '&' || c == 0xE2:
+			return false
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return len(raw) > 0 && jsonbytes.Valid(raw)
 }
