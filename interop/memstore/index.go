@@ -17,6 +17,10 @@ import (
 // log n) whatever the tenant's size, and inserting a run is O(log n).
 // Only statusAfter is not kept as a count: its total counts the runs at or
 // after the bound one by one, which is O(matches), never O(tenant).
+// A run alone in its contextId — every send that starts a conversation
+// mints one — is kept only in that contextId's partition: the narrower
+// partitions of the context (with a workspace or workflowId) could hold
+// nothing else, so they are made when a second run joins the context.
 
 // btreeDegree is the B-tree degree: nodes of up to 63 entries.
 const btreeDegree = 32
@@ -43,11 +47,26 @@ type listEntry struct {
 	rec *runRecord
 }
 
-func entryBefore(a, b *listEntry) bool { return a.key.before(b.key) }
+// entryOlder orders a tree oldest first, the reverse of ListRuns order: a
+// run entering a status is usually the newest in it, so it is appended at
+// a leaf's end and leaves it from there, instead of shifting the leaf's
+// entries. Pages are read descending.
+func entryOlder(a, b *listEntry) bool { return b.key.before(a.key) }
 
 // partitionKey names the runs of one combination of filter values; an
 // empty field matches any value.
 type partitionKey struct{ workspace, contextID, workflowID string }
+
+// narrowsContext reports whether k is a context's partition narrowed by
+// workspace or workflowId, which a run alone in its context is not kept in.
+func (k partitionKey) narrowsContext() bool {
+	return k.contextID != "" && (k.workspace != "" || k.workflowID != "")
+}
+
+// isContext reports whether k is a context's partition, unnarrowed.
+func (k partitionKey) isContext() bool {
+	return k.contextID != "" && k.workspace == "" && k.workflowID == ""
+}
 
 // partition holds the runs of one partitionKey, one tree per status
 // (indexed as in statusIndex); a status without runs has no tree. A
@@ -76,7 +95,7 @@ func (x *runIndex) file(p *partition, e *listEntry) {
 	st := statusIndex(e.rec.run.Status)
 	tree := p.byStatus[st]
 	if tree == nil {
-		tree = btree.NewWithFreeListG(btreeDegree, entryBefore, x.free)
+		tree = btree.NewWithFreeListG(btreeDegree, entryOlder, x.free)
 		p.byStatus[st] = tree
 	}
 	tree.ReplaceOrInsert(e)
@@ -96,7 +115,8 @@ func newRunIndex() runIndex {
 }
 
 // partitionKeys are the partitions run belongs to: every subset of its
-// non-empty workspace, contextId and workflowId.
+// non-empty workspace, contextId and workflowId, the context's own
+// partition before those narrowing it.
 func partitionKeys(run *interop.Run) (keys [8]partitionKey, n int) {
 	for subset := range 8 {
 		var k partitionKey
@@ -127,21 +147,52 @@ func partitionKeys(run *interop.Run) (keys [8]partitionKey, n int) {
 // insert adds e under its run's current status and key.
 func (x *runIndex) insert(e *listEntry) {
 	keys, n := partitionKeys(&e.rec.run)
+	solo := false // e is alone in its context
 	for _, k := range keys[:n] {
+		if solo && k.narrowsContext() {
+			continue
+		}
 		p := x.parts[k]
 		switch {
 		case p == nil:
 			x.parts[k] = &partition{lone: e}
+			solo = solo || k.isContext()
 			continue
 		case p.lone == e:
+			solo = solo || k.isContext()
 			continue
 		case p.lone != nil:
-			// A second run: from now on the partition keeps trees.
+			// A second run: from now on the partition keeps trees, and
+			// a context's first run enters its narrower partitions.
+			if k.isContext() {
+				x.narrow(p.lone)
+			}
 			x.file(p, p.lone)
 			p.lone = nil
 		}
 		x.file(p, e)
 	}
+}
+
+// narrow files e, so far alone in its context, in the context's narrower
+// partitions, which hold no other run.
+func (x *runIndex) narrow(e *listEntry) {
+	keys, n := partitionKeys(&e.rec.run)
+	for _, k := range keys[:n] {
+		if k.narrowsContext() {
+			x.parts[k] = &partition{lone: e}
+		}
+	}
+}
+
+// soloInContext reports whether e is alone in its context, and so kept in
+// none of the context's narrower partitions.
+func (x *runIndex) soloInContext(e *listEntry) bool {
+	if e.rec.run.ContextID == "" {
+		return false
+	}
+	p := x.parts[partitionKey{contextID: e.rec.run.ContextID}]
+	return p != nil && p.lone == e
 }
 
 // remove takes e out under its run's current status and key, dropping
@@ -150,7 +201,11 @@ func (x *runIndex) insert(e *listEntry) {
 func (x *runIndex) remove(e *listEntry) {
 	st := statusIndex(e.rec.run.Status)
 	keys, n := partitionKeys(&e.rec.run)
+	solo := x.soloInContext(e)
 	for _, k := range keys[:n] {
+		if solo && k.narrowsContext() {
+			continue
+		}
 		p := x.parts[k]
 		if p != nil && p.lone == e {
 			delete(x.parts, k)
@@ -175,13 +230,22 @@ func (x *runIndex) remove(e *listEntry) {
 // A tree its last run leaves is handed to the new status when that has
 // none, so a run alone in its partitions (a fresh contextId) changes
 // status without allocating.
+//
+// Each partition is looked up once: e leaves the trees under its old key,
+// then is filed under the new one.
 func (x *runIndex) move(e *listEntry, st interop.RunStatus, at int64) {
 	from, to := statusIndex(e.rec.run.Status), statusIndex(st)
 	keys, n := partitionKeys(&e.rec.run)
-	for _, k := range keys[:n] {
+	solo := x.soloInContext(e)
+	var parts [len(keys)]*partition
+	for i, k := range keys[:n] {
+		if solo && k.narrowsContext() {
+			continue // kept in no such partition
+		}
 		p := x.parts[k]
+		parts[i] = p
 		if p == nil || p.lone == e {
-			continue // insert files it anew; a lone run needs no move
+			continue // a lone run needs no move
 		}
 		if tree := p.byStatus[from]; tree != nil {
 			tree.Delete(e)
@@ -194,7 +258,21 @@ func (x *runIndex) move(e *listEntry, st interop.RunStatus, at int64) {
 		}
 	}
 	e.rec.run.Status, e.key.at = st, at
-	x.insert(e)
+	for i, p := range parts[:n] {
+		switch {
+		case p == nil && solo && keys[i].narrowsContext():
+			continue
+		case p == nil:
+			x.parts[keys[i]] = &partition{lone: e}
+			continue
+		case p.lone == e:
+			continue
+		case p.lone != nil:
+			x.file(p, p.lone)
+			p.lone = nil
+		}
+		x.file(p, e)
+	}
 }
 
 // pageBuffers hold a page being merged: the page so far and the next one.
@@ -204,7 +282,16 @@ type pageBuffers [2][MaxPageSize + 1]*listEntry
 // the top when start is nil), and the total number of runs f matches
 // across all pages. buf holds the result.
 func (x *runIndex) page(f *listFilter, start *listKey, limit int, buf *pageBuffers) (page []*listEntry, total int) {
-	p := x.parts[partitionKey{workspace: f.workspace, contextID: f.contextID, workflowID: f.workflowID}]
+	key := partitionKey{workspace: f.workspace, contextID: f.contextID, workflowID: f.workflowID}
+	p := x.parts[key]
+	if p == nil && key.narrowsContext() {
+		// A run alone in its context is kept only in the context's partition.
+		if c := x.parts[partitionKey{contextID: f.contextID}]; c != nil && c.lone != nil &&
+			(f.workspace == "" || c.lone.rec.run.Workspace == f.workspace) &&
+			(f.workflowID == "" || c.lone.rec.run.WorkflowID == f.workflowID) {
+			p = c
+		}
+	}
 	if p == nil {
 		return nil, 0
 	}
@@ -241,13 +328,13 @@ func (f *listFilter) keeps(e *listEntry) bool {
 }
 
 // countMatching is the number of tree's runs f keeps: its length, or with
-// statusAfter the runs at or after the bound, which lead the tree.
+// statusAfter the runs at or after the bound, which end the tree.
 func countMatching(tree *btree.BTreeG[*listEntry], f *listFilter) int {
 	if !f.hasAfter {
 		return tree.Len()
 	}
 	n := 0
-	tree.Ascend(func(e *listEntry) bool {
+	tree.Descend(func(e *listEntry) bool {
 		if e.key.at < f.statusAfter {
 			return false
 		}
@@ -278,9 +365,9 @@ func mergeTree(out, prev []*listEntry, tree *btree.BTreeG[*listEntry], f *listFi
 		return len(out) < limit
 	}
 	if pivot != nil {
-		tree.AscendGreaterOrEqual(pivot, visit)
+		tree.DescendLessOrEqual(pivot, visit)
 	} else {
-		tree.Ascend(visit)
+		tree.Descend(visit)
 	}
 	for ; i < len(prev) && len(out) < limit; i++ {
 		out = append(out, prev[i])
@@ -307,7 +394,7 @@ func (x *runIndex) oldestTerminal(out []*runRecord, cutoff int64, limit int) []*
 		if !st.Terminal() || tree == nil {
 			continue
 		}
-		tree.Descend(func(e *listEntry) bool {
+		tree.Ascend(func(e *listEntry) bool {
 			if len(out) == limit || e.key.at >= cutoff {
 				return false
 			}

@@ -190,3 +190,35 @@ func TestOldestTerminalFindsALoneRun(t *testing.T) {
 		t.Fatalf("run newer than the cutoff offered: %d", len(got))
 	}
 }
+
+// A run alone in its contextId is kept out of the context's narrower
+// partitions, which a second run in the context brings in; removing the
+// runs leaves no partition behind.
+func TestSoloContextRunSkipsNarrowerPartitions(t *testing.T) {
+	ten := newTenantState(tenantA)
+	newRun := func(id string, at int64) *runRecord {
+		rec := &runRecord{id: tenantA + "/" + id, tenant: ten, run: interop.Run{
+			Tenant: tenantA, Workspace: "ws", ContextID: "ctx", WorkflowID: "wf",
+			Status: interop.StatusRunning, StatusAt: time.Unix(at, 0),
+		}}
+		ten.addRunLocked(rec)
+		return rec
+	}
+	first := newRun("first", 100)
+	if got := len(ten.index.parts); got != 5 {
+		t.Fatalf("a solo context run is in %d partitions, want 5 (all, workspace, context, workflow, workspace+workflow)", got)
+	}
+	first.setStatusLocked(interop.StatusCompleted, time.Unix(110, 0))
+	if got := len(ten.index.parts); got != 5 {
+		t.Fatalf("after a status change: %d partitions, want 5", got)
+	}
+	second := newRun("second", 120)
+	if got := len(ten.index.parts); got != 8 {
+		t.Fatalf("two runs in a context: %d partitions, want 8", got)
+	}
+	ten.dropRunLocked(first)
+	ten.dropRunLocked(second)
+	if got := len(ten.index.parts); got != 0 {
+		t.Fatalf("%d partitions left after every run went", got)
+	}
+}
