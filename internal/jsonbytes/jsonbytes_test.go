@@ -222,3 +222,18 @@ func BenchmarkValid(b *testing.B) {
 		}
 	})
 }
+
+// FuzzAppendCompact holds AppendCompact to json.Compact on any input.
+func FuzzAppendCompact(f *testing.F) {
+	for _, s := range []string{` { "a" : [ 1 , "b c" ] } `, `{"s":"\" x\\"}`, "\t\"\\u0020\"\n", `{"a" 1}`, ``, ` `, "\"\xff \"", `[1 2]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		var want bytes.Buffer
+		err := json.Compact(&want, src)
+		got, ok := AppendCompact([]byte("x"), src)
+		if ok != (err == nil) || (ok && string(got) != "x"+want.String()) || (!ok && string(got) != "x") {
+			t.Fatalf("AppendCompact(%q) = %q, %v; json.Compact %q, %v", src, got, ok, want.String(), err)
+		}
+	})
+}

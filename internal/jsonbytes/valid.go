@@ -204,3 +204,27 @@ func number(data []byte, i int) (int, bool) {
 	}
 	return i, true
 }
+
+// AppendCompact appends src with the whitespace between its tokens left
+// out, as json.Compact does, and reports false (appending nothing) when
+// src is not one valid JSON value. It is what json.Marshal makes of a
+// json.RawMessage when HTML escaping is off. FuzzAppendCompact holds it
+// to json.Compact.
+func AppendCompact(dst, src []byte) ([]byte, bool) {
+	if !Valid(src) {
+		return dst, false
+	}
+	start, inString := 0, false
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && isSpace(c):
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...), true
+}
