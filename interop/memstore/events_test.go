@@ -133,7 +133,7 @@ func TestUpstreamValidatorRefuses(t *testing.T) {
 
 // Ids and timestamps vary per run; the golden file keeps everything else.
 var (
-	volatileEventID = regexp.MustCompile(`"evt-[A-Z2-7]{26}"`)
+	volatileEventID = regexp.MustCompile(`"evt-[A-Z2-7]{26}\.[0-9a-z]+"`)
 	volatileID      = regexp.MustCompile(`acme/[A-Z2-7]{26}`)
 )
 
@@ -157,4 +157,20 @@ func TestEventDocumentGolden(t *testing.T) {
 		}
 	}
 	golden.Check(t, "events.jsonl", b.Bytes())
+}
+
+// Run event ids are unique within a tenant and across tenants (and
+// stores), and well-formed (OpenWOP ids.schema.json#/$defs/eventId).
+func TestRunEventIDsUniqueAndWellFormed(t *testing.T) {
+	eventID := regexp.MustCompile(`^evt-[A-Za-z0-9._~-]{12,124}$`)
+	seen := map[string]bool{}
+	for _, ten := range []*tenantState{newTenantState(tenantA), newTenantState(tenantA), newTenantState("globex")} {
+		for range 100 {
+			id := ten.nextEventIDLocked()
+			if !eventID.MatchString(id) || seen[id] {
+				t.Fatalf("event id %q: malformed or repeated", id)
+			}
+			seen[id] = true
+		}
+	}
 }

@@ -60,7 +60,7 @@ func (rec *runRecord) artifactIndexLocked(id string) int {
 // run id, the next sequence, the timestamp and (when unset) the schema
 // version — stamps the run's current status and wakes every watcher.
 func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
-	ev.EventID = "evt-" + isolation.NewOpaque()
+	ev.EventID = rec.tenant.nextEventIDLocked()
 	ev.RunID = rec.id
 	ev.Sequence = int64(len(rec.events))
 	ev.Timestamp = at

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,6 +232,12 @@ type tenantState struct {
 	// the kept.
 	purgedSinceRebuild int
 	host               hostEventLog
+	// Run event ids are "evt-", a random prefix drawn once per tenant,
+	// '.', and a count of the tenant's events in base 36: unique, and no
+	// crypto/rand read per event. An eventId is a resumption cursor, not
+	// a secret (OpenWOP run-event.schema.json, ids.schema.json).
+	eventPrefix string
+	eventCount  uint64
 }
 
 type idempotencyKey struct{ principal, key string }
@@ -243,7 +250,15 @@ func newTenantState(name string) *tenantState {
 		idempotency: make(map[idempotencyKey]*runRecord),
 		index:       newRunIndex(),
 		host:        newHostEventLog(),
+		eventPrefix: "evt-" + isolation.NewOpaque() + ".",
 	}
+}
+
+// nextEventIDLocked mints a run event id; the caller holds mu for writing.
+func (t *tenantState) nextEventIDLocked() string {
+	t.eventCount++
+	var buf [64]byte
+	return string(strconv.AppendUint(append(buf[:0], t.eventPrefix...), t.eventCount, 36))
 }
 
 // readableLocked returns the run iff sub may read it: same tenant (the
