@@ -248,7 +248,7 @@ type callToolResultJSON struct {
 
 // toolError is a CallToolResult with isError true and one safe text.
 func toolError(text string) ([]byte, error) {
-	return mount.Marshal(callToolResultJSON{ResultType: "complete", Content: []content{{Type: "text", Text: text}}, IsError: true})
+	return marshalCallToolResult(&callToolResultJSON{ResultType: "complete", Content: []content{{Type: "text", Text: text}}, IsError: true})
 }
 
 // faultText is the isError text of a run that failed in the host
@@ -296,7 +296,7 @@ func (s *Server) callToolResult(run *interop.Run) ([]byte, error) {
 			res.Content = append(res.Content, artifactContent(run.ID, a, i, p))
 		}
 	}
-	return mount.Marshal(res)
+	return marshalCallToolResult(&res)
 }
 
 func trimJSON(b json.RawMessage) json.RawMessage {

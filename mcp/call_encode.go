@@ -1,0 +1,88 @@
+package mcp
+
+import (
+	"github.com/wopinterop/wopinterop/internal/jsonbytes"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
+)
+
+// marshalCallToolResult is mount.Marshal(res), byte for byte, written by
+// appendCallToolResult without reflection; structured content that is not
+// valid JSON is left to mount.Marshal, which refuses it.
+// FuzzAppendCallToolResult holds the two together.
+func marshalCallToolResult(res *callToolResultJSON) ([]byte, error) {
+	if b, ok := appendCallToolResult(make([]byte, 0, 256), res); ok {
+		return b, nil
+	}
+	return mount.Marshal(res)
+}
+
+// appendCallToolResult appends res as mount.Marshal encodes it (members in
+// field order, omitempty honoured, HTML not escaped, raw JSON compacted),
+// reporting false when its structured content is not valid JSON.
+func appendCallToolResult(dst []byte, res *callToolResultJSON) ([]byte, bool) {
+	dst = append(dst, `{"resultType":`...)
+	dst = mount.AppendString(dst, res.ResultType)
+	dst = append(dst, `,"content":`...)
+	if res.Content == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i := range res.Content {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendContent(dst, &res.Content[i])
+		}
+		dst = append(dst, ']')
+	}
+	if len(res.StructuredContent) > 0 {
+		dst = append(dst, `,"structuredContent":`...)
+		var ok bool
+		if dst, ok = jsonbytes.AppendCompact(dst, res.StructuredContent); !ok {
+			return dst, false
+		}
+	}
+	if res.IsError {
+		return append(dst, `,"isError":true}`...), true
+	}
+	return append(dst, `,"isError":false}`...), true
+}
+
+func appendContent(dst []byte, c *content) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = mount.AppendString(dst, c.Type)
+	if c.Text != "" {
+		dst = append(dst, `,"text":`...)
+		dst = mount.AppendString(dst, c.Text)
+	}
+	if rc := c.Resource; rc != nil {
+		dst = append(dst, `,"resource":{"uri":`...)
+		dst = mount.AppendString(dst, rc.URI)
+		if rc.MIMEType != "" {
+			dst = append(dst, `,"mimeType":`...)
+			dst = mount.AppendString(dst, rc.MIMEType)
+		}
+		if rc.Text != nil {
+			dst = append(dst, `,"text":`...)
+			dst = mount.AppendString(dst, *rc.Text)
+		}
+		if rc.Blob != "" {
+			dst = append(dst, `,"blob":`...)
+			dst = mount.AppendString(dst, rc.Blob)
+		}
+		dst = append(dst, '}')
+	}
+	if c.URI != "" {
+		dst = append(dst, `,"uri":`...)
+		dst = mount.AppendString(dst, c.URI)
+	}
+	if c.Name != "" {
+		dst = append(dst, `,"name":`...)
+		dst = mount.AppendString(dst, c.Name)
+	}
+	if c.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = mount.AppendString(dst, c.MIMEType)
+	}
+	return append(dst, '}')
+}
