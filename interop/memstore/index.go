@@ -95,16 +95,34 @@ func (x *runIndex) file(p *partition, e *listEntry) {
 	st := statusIndex(e.rec.run.Status)
 	tree := p.byStatus[st]
 	if tree == nil {
-		tree = btree.NewWithFreeListG(btreeDegree, entryOlder, x.free)
+		if n := len(x.spare); n > 0 {
+			tree, x.spare = x.spare[n-1], x.spare[:n-1]
+		} else {
+			tree = btree.NewWithFreeListG(btreeDegree, entryOlder, x.free)
+		}
 		p.byStatus[st] = tree
 	}
 	tree.ReplaceOrInsert(e)
+}
+
+// maxSpareTrees bounds the empty trees a tenant keeps for reuse: enough
+// for a run's partitions, each of which may empty a status as it moves.
+const maxSpareTrees = 8
+
+// drop lets go of an emptied tree, keeping it for reuse when there is
+// room: a run that empties a status (the only running run finishing)
+// leaves a tree the next run in that status takes again.
+func (x *runIndex) drop(tree *btree.BTreeG[*listEntry]) {
+	if len(x.spare) < maxSpareTrees {
+		x.spare = append(x.spare, tree)
+	}
 }
 
 // runIndex is a tenant's ListRuns index; tenant.mu guards it.
 type runIndex struct {
 	free  *btree.FreeListG[*listEntry] // node reuse across the tenant's trees
 	parts map[partitionKey]*partition
+	spare []*btree.BTreeG[*listEntry] // emptied trees, for file to reuse
 }
 
 func newRunIndex() runIndex {
@@ -218,6 +236,7 @@ func (x *runIndex) remove(e *listEntry) {
 		tree.Delete(e)
 		if tree.Len() == 0 {
 			p.byStatus[st] = nil
+			x.drop(tree)
 			if p.empty() {
 				delete(x.parts, k)
 			}
@@ -253,6 +272,8 @@ func (x *runIndex) move(e *listEntry, st interop.RunStatus, at int64) {
 				p.byStatus[from] = nil
 				if p.byStatus[to] == nil {
 					p.byStatus[to] = tree
+				} else {
+					x.drop(tree)
 				}
 			}
 		}
