@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"slices"
+
 	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/interop"
 )
@@ -17,6 +19,7 @@ func appendPayload(dst []byte, payload any) []byte {
 		if len(p.Inputs) > 0 {
 			return nil
 		}
+		dst = slices.Grow(dst, len(`{"workflowId":"","transport":""}`)+len(p.WorkflowID)+len(p.Transport))
 		dst = append(dst, `{"workflowId":`...)
 		dst = jsonbytes.AppendString(dst, p.WorkflowID, true)
 		if p.Transport != "" {
@@ -25,6 +28,7 @@ func appendPayload(dst []byte, payload any) []byte {
 		}
 		return append(dst, '}')
 	case interop.ArtifactCreated:
+		dst = slices.Grow(dst, 96+len(p.ArtifactID)+len(p.ArtifactType)+len(p.NodeID)+len(p.Summary))
 		dst = append(dst, `{"artifactId":`...)
 		dst = jsonbytes.AppendString(dst, p.ArtifactID, true)
 		dst = append(dst, `,"artifactType":`...)
@@ -49,6 +53,7 @@ func appendPayload(dst []byte, payload any) []byte {
 		if !verbatimJSON(p.Outputs) {
 			return nil
 		}
+		dst = slices.Grow(dst, len(`{"outputs":}`)+len(p.Outputs))
 		dst = append(dst, `{"outputs":`...)
 		dst = append(dst, p.Outputs...)
 		return append(dst, '}')
