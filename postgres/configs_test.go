@@ -27,30 +27,8 @@ func openConfigs(t testing.TB, pool *pgxpool.Pool) *Configs {
 // with a second connection pool on the same database as the second
 // replica.
 func TestConfigsConformance(t *testing.T) {
-	var mu sync.Mutex
-	dsnOf := map[push.ConfigStore]string{}
-	open := func(t testing.TB, dsn string) push.ConfigStore {
-		c := openConfigs(t, pgtest.Pool(t, dsn))
-		mu.Lock()
-		dsnOf[c] = dsn
-		mu.Unlock()
-		return c
-	}
-	pushtest.RunConformance(t, pushtest.Harness{
-		NewConfigs: func(t testing.TB) push.ConfigStore {
-			dsn := pgtest.NewDSN(t)
-			if _, err := Migrate(testCtx(t), pgtest.Pool(t, dsn)); err != nil {
-				t.Fatal(err)
-			}
-			return open(t, dsn)
-		},
-		ConfigsReplica: func(t testing.TB, first push.ConfigStore) push.ConfigStore {
-			mu.Lock()
-			dsn := dsnOf[first]
-			mu.Unlock()
-			return open(t, dsn)
-		},
-	})
+	set := newReplicaSet(func(t testing.TB, pool *pgxpool.Pool) push.ConfigStore { return openConfigs(t, pool) })
+	pushtest.RunConformance(t, pushtest.Harness{NewConfigs: set.first, ConfigsReplica: set.replica})
 }
 
 // TestConfigsLimitAcrossPools: of many concurrent Puts of distinct ids on

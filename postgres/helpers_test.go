@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,4 +132,41 @@ func typesOf(evs []interop.RunEvent) []interop.EventType {
 		out[i] = ev.Type
 	}
 	return out
+}
+
+// replicaSet opens a driver for a kit's harness: first on a fresh migrated
+// database, replica on the database of a driver first opened, through a
+// pool of its own, as a second replica of the host would.
+type replicaSet[D comparable] struct {
+	open func(t testing.TB, pool *pgxpool.Pool) D
+
+	mu    sync.Mutex
+	dsnOf map[D]string
+}
+
+func newReplicaSet[D comparable](open func(t testing.TB, pool *pgxpool.Pool) D) *replicaSet[D] {
+	return &replicaSet[D]{open: open, dsnOf: map[D]string{}}
+}
+
+func (r *replicaSet[D]) first(t testing.TB) D {
+	dsn := pgtest.NewDSN(t)
+	if _, err := Migrate(testCtx(t), pgtest.Pool(t, dsn)); err != nil {
+		t.Fatal(err)
+	}
+	return r.on(t, dsn)
+}
+
+func (r *replicaSet[D]) replica(t testing.TB, first D) D {
+	r.mu.Lock()
+	dsn := r.dsnOf[first]
+	r.mu.Unlock()
+	return r.on(t, dsn)
+}
+
+func (r *replicaSet[D]) on(t testing.TB, dsn string) D {
+	d := r.open(t, pgtest.Pool(t, dsn))
+	r.mu.Lock()
+	r.dsnOf[d] = dsn
+	r.mu.Unlock()
+	return d
 }

@@ -39,30 +39,8 @@ func twoOutboxes(t testing.TB) [2]*Outbox {
 // The PostgreSQL outbox passes the push kit's Outbox checks, with a
 // second connection pool on the same database as the second replica.
 func TestOutboxConformance(t *testing.T) {
-	var mu sync.Mutex
-	dsnOf := map[push.Outbox]string{}
-	open := func(t testing.TB, dsn string) push.Outbox {
-		o := openOutbox(t, pgtest.Pool(t, dsn))
-		mu.Lock()
-		dsnOf[o] = dsn
-		mu.Unlock()
-		return o
-	}
-	pushtest.RunConformance(t, pushtest.Harness{
-		NewOutbox: func(t testing.TB) push.Outbox {
-			dsn := pgtest.NewDSN(t)
-			if _, err := Migrate(testCtx(t), pgtest.Pool(t, dsn)); err != nil {
-				t.Fatal(err)
-			}
-			return open(t, dsn)
-		},
-		OutboxReplica: func(t testing.TB, first push.Outbox) push.Outbox {
-			mu.Lock()
-			dsn := dsnOf[first]
-			mu.Unlock()
-			return open(t, dsn)
-		},
-	})
+	set := newReplicaSet(func(t testing.TB, pool *pgxpool.Pool) push.Outbox { return openOutbox(t, pool) })
+	pushtest.RunConformance(t, pushtest.Harness{NewOutbox: set.first, OutboxReplica: set.replica})
 }
 
 func outboxDelivery(task, config string, seq int64) push.Delivery {

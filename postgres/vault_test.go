@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,34 +33,9 @@ func openVault(t testing.TB, pool *pgxpool.Pool, keys ...[]byte) *Vault {
 // The PostgreSQL vault passes the push kit's Vault checks, with a second
 // connection pool on the same database as the second replica.
 func TestVaultConformance(t *testing.T) {
-	var mu sync.Mutex
-	type handle struct {
-		dsn string
-		key []byte
-	}
-	of := map[push.Vault]handle{}
-	open := func(t testing.TB, h handle) push.Vault {
-		v := openVault(t, pgtest.Pool(t, h.dsn), h.key)
-		mu.Lock()
-		of[v] = h
-		mu.Unlock()
-		return v
-	}
-	pushtest.RunConformance(t, pushtest.Harness{
-		NewVault: func(t testing.TB) push.Vault {
-			dsn := pgtest.NewDSN(t)
-			if _, err := Migrate(testCtx(t), pgtest.Pool(t, dsn)); err != nil {
-				t.Fatal(err)
-			}
-			return open(t, handle{dsn: dsn, key: newVaultKey(t)})
-		},
-		VaultReplica: func(t testing.TB, first push.Vault) push.Vault {
-			mu.Lock()
-			h := of[first]
-			mu.Unlock()
-			return open(t, h)
-		},
-	})
+	key := newVaultKey(t) // every database's, so that replicas share it
+	set := newReplicaSet(func(t testing.TB, pool *pgxpool.Pool) push.Vault { return openVault(t, pool, key) })
+	pushtest.RunConformance(t, pushtest.Harness{NewVault: set.first, VaultReplica: set.replica})
 }
 
 // TestVaultStoresNoPlaintext: a sealed secret's row holds neither of its
