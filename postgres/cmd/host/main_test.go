@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -27,6 +28,31 @@ const (
 	routingSecret = "0000000000000000000000000000000000000000000000000000000000000002"
 )
 
+// replicaArgs are a replica's flags: dsn, a free loopback port, the keys
+// every replica shares, then extra.
+func replicaArgs(dsn string, extra ...string) []string {
+	return append([]string{"-postgres", dsn, "-addr", "127.0.0.1:0",
+		"-seal-key", sealKey, "-routing-secret", routingSecret, "-log-level", "error"}, extra...)
+}
+
+var listening = regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`)
+
+// origin reads a replica's first line of output, "listening on ORIGIN",
+// then drains the rest; exited says why there was none.
+func origin(t *testing.T, out io.Reader, exited func() string) string {
+	t.Helper()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() {
+		t.Fatalf("replica exited before listening: %s", exited())
+	}
+	m := listening.FindStringSubmatch(lines.Text())
+	if m == nil {
+		t.Fatalf("first line %q", lines.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return m[1]
+}
+
 // startReplica runs the host on dsn on a free loopback port until t ends,
 // with the shared keys and extra flags, and returns its origin.
 func startReplica(t *testing.T, dsn string, extra ...string) string {
@@ -35,28 +61,16 @@ func startReplica(t *testing.T, dsn string, extra ...string) string {
 	out, w := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		args := append([]string{"-postgres", dsn, "-addr", "127.0.0.1:0",
-			"-seal-key", sealKey, "-routing-secret", routingSecret, "-log-level", "error"}, extra...)
-		done <- hostapp.Main(ctx, args, w, io.Discard, nil, backend())
+		done <- hostapp.Main(ctx, replicaArgs(dsn, extra...), w, io.Discard, nil, backend())
 		_ = w.Close()
 	}()
-	lines := bufio.NewScanner(out)
-	if !lines.Scan() {
-		cancel()
-		t.Fatalf("replica exited with %d before listening", <-done)
-	}
-	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(lines.Text())
-	if m == nil {
-		t.Fatalf("first line %q", lines.Text())
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
 			t.Errorf("replica exited with %d", code)
 		}
 	})
-	return m[1]
+	return origin(t, out, func() string { cancel(); return fmt.Sprintf("exit code %d", <-done) })
 }
 
 func call(t *testing.T, method, url, body string) map[string]any {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,15 +21,13 @@ import (
 // processReplica runs the host as a process of its own, built from this
 // package, so that the test can kill it: no drain, no deferred call, its
 // connections cut mid-write. It returns the origin and the kill.
-func processReplica(t *testing.T, dsn string, extra ...string) (origin string, kill func()) {
+func processReplica(t *testing.T, dsn string, extra ...string) (url string, kill func()) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "host")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	args := append([]string{"-postgres", dsn, "-addr", "127.0.0.1:0",
-		"-seal-key", sealKey, "-routing-secret", routingSecret, "-log-level", "error"}, extra...)
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, replicaArgs(dsn, extra...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -49,17 +45,7 @@ func processReplica(t *testing.T, dsn string, extra ...string) (origin string, k
 		})
 	}
 	t.Cleanup(kill)
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() {
-		kill()
-		t.Fatalf("replica process exited before listening: %s", stderr.String())
-	}
-	m := regexp.MustCompile(`^listening on (http://127\.0\.0\.1:[0-9]+)$`).FindStringSubmatch(lines.Text())
-	if m == nil {
-		t.Fatalf("first line %q", lines.Text())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return m[1], kill
+	return origin(t, stdout, func() string { kill(); return stderr.String() }), kill
 }
 
 // pushReceiver is two push endpoints: /held holds its first request until
