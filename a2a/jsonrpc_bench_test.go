@@ -26,13 +26,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/wopinterop/wopinterop/internal/processcpu"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 )
 
@@ -87,18 +86,11 @@ func newBenchEnv(b *testing.B) *rpcEnv {
 // (user + system, every thread) beside the wall time.
 func loop(b *testing.B, serve func()) {
 	b.ReportAllocs()
-	start := processCPU()
+	start := processcpu.Used()
 	for b.Loop() {
 		serve()
 	}
-	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
-}
-
-// processCPU is the CPU time the process has used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(processcpu.Used()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // bareHandler decodes the request as a minimal server would and writes

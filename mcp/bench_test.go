@@ -19,12 +19,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wopinterop/wopinterop/internal/processcpu"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/interop/memstore"
 	"github.com/wopinterop/wopinterop/mcp/sealed"
@@ -104,7 +103,7 @@ func benchBare(b *testing.B) http.Handler {
 // work on other goroutines — the run's, GC — is charged to the request.
 func runBench(b *testing.B, h http.Handler, method, name, body string) {
 	b.ReportAllocs()
-	start := processCPU()
+	start := processcpu.Used()
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
@@ -121,14 +120,7 @@ func runBench(b *testing.B, h http.Handler, method, name, body string) {
 			b.Fatalf("%d %s", w.Code, w.Body)
 		}
 	}
-	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
-}
-
-// processCPU is the CPU time the process has used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(processcpu.Used()-start)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkToolsList(b *testing.B) {

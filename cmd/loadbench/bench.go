@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/processcpu"
 )
 
 // config is what a bench run does.
@@ -135,9 +137,9 @@ func benchUnary(cfg config, sc string, s *servers) ([]row, error) {
 			if err != nil {
 				return nil, err
 			}
-			mine := cpuTime()
+			mine := processcpu.Used()
 			got := drive(l.client, l.u, next, per, cfg.clients)
-			got.clientCPU = cpuTime() - mine
+			got.clientCPU = processcpu.Used() - mine
 			cpu1, err := l.srv.cpu()
 			if err != nil {
 				return nil, err

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/processcpu"
 )
 
 // fanout is one server's held task with its subscribers.
@@ -116,7 +118,7 @@ func (f *fanout) round(n, k int) (sample, error) {
 	if err != nil {
 		return out, err
 	}
-	mine := cpuTime()
+	mine := processcpu.Used()
 	start := time.Now()
 	for range n {
 		t0 := time.Now()
@@ -135,7 +137,7 @@ func (f *fanout) round(n, k int) (sample, error) {
 		out.lat = append(out.lat, time.Since(t0))
 	}
 	out.wall = time.Since(start)
-	out.clientCPU = cpuTime() - mine
+	out.clientCPU = processcpu.Used() - mine
 	cpu1, err := f.srv.cpu()
 	out.cpu = cpu1 - cpu0
 	return out, err

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/processcpu"
 )
 
 // Each server runs in a process of its own, this binary re-executed with
@@ -103,7 +105,7 @@ func serveMain(name string, stdin io.Reader, stdout, stderr io.Writer) int {
 func controlHandler(hold *holder) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /cpu", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, strconv.FormatInt(int64(cpuTime()), 10))
+		_, _ = io.WriteString(w, strconv.FormatInt(int64(processcpu.Used()), 10))
 	})
 	var mu sync.Mutex    // the parent sends one command at a time; this keeps it so
 	var updates chan int // of the held task armed last

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/wopinterop/wopinterop/internal/processcpu"
 )
 
 // receiver is the loopback push receiver: it takes every push, checks it
@@ -136,7 +138,7 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 			if err != nil {
 				return nil, err
 			}
-			mine := cpuTime()
+			mine := processcpu.Used()
 			start := time.Now()
 			if err := l.srv.update(per); err != nil {
 				return nil, err
@@ -144,7 +146,7 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 			if err := s.receiver.await(per); err != nil {
 				return nil, fmt.Errorf("%s: %w", l.srv.name, err)
 			}
-			wall, clientCPU := time.Since(start), cpuTime()-mine
+			wall, clientCPU := time.Since(start), processcpu.Used()-mine
 			cpu1, err := l.srv.cpu()
 			if err != nil {
 				return nil, err

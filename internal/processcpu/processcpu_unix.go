@@ -1,14 +1,14 @@
 //go:build unix
 
-package main
+package processcpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's CPU time so far, user and system (getrusage(2)).
-func cpuTime() time.Duration {
+// Used is the process's CPU time so far; 0 when it cannot be read.
+func Used() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
