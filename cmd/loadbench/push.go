@@ -24,8 +24,12 @@ type receiver struct {
 	task  string
 	ctype string
 	count int
+	want  int // await's target: count reaching it signals moved
 	bad   error
-	moved chan struct{} // signalled (not queued) when count or bad changes
+	// moved is signalled (not queued) when count reaches want or bad is
+	// set: not at every push, so the receiver wakes no second goroutine
+	// per delivery and answers as fast as a bare handler.
+	moved chan struct{}
 }
 
 const pushToken = "loadbench-push-token"
@@ -57,7 +61,9 @@ func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("push: Authorization is not the config's credentials")
 	case ev.ArtifactUpdate != nil:
 		rc.count++
-		rc.signal()
+		if rc.count >= rc.want {
+			rc.signal()
+		}
 	}
 	if err != nil && rc.bad == nil {
 		rc.bad = err
@@ -75,15 +81,20 @@ func (rc *receiver) signal() {
 	}
 }
 
-// expect makes task the counted one, its pushes sent as ctype, and
-// resets the count.
-func (rc *receiver) expect(task, ctype string) {
+// expect makes task the counted one, its pushes sent as ctype, resets
+// the count and awaits n.
+func (rc *receiver) expect(task, ctype string, n int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.task, rc.ctype, rc.count, rc.bad = task, ctype, 0, nil
+	rc.task, rc.ctype, rc.count, rc.want, rc.bad = task, ctype, 0, n, nil
+	select { // a signal of the previous lane
+	case <-rc.moved:
+	default:
+	}
 }
 
-// await waits until n artifact updates of the task have arrived.
+// await waits until the n artifact updates of the task expect named
+// have arrived.
 func (rc *receiver) await(n int) error {
 	for {
 		rc.mu.Lock()
@@ -133,7 +144,7 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 	for r := range cfg.rounds {
 		for i := range lanes {
 			l := lanes[(i+r)%len(lanes)]
-			s.receiver.expect(l.task, l.srv.pushType)
+			s.receiver.expect(l.task, l.srv.pushType, per)
 			cpu0, err := l.srv.cpu()
 			if err != nil {
 				return nil, err
