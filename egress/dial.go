@@ -54,10 +54,14 @@ func (g *Guard) Request(ctx context.Context, method, rawURL string, body io.Read
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(withDestination(ctx, d), method, d.URL.String(), body)
+	// The request is built on the URL just checked, not on a second parse
+	// of its text: what is sent is exactly what was judged.
+	req, err := http.NewRequestWithContext(withDestination(ctx, d), method, "/", body)
 	if err != nil {
 		return nil, refused(ReasonURL)
 	}
+	u := *d.URL
+	req.URL, req.Host = &u, u.Host
 	return req, nil
 }
 

@@ -165,11 +165,10 @@ func replayable(r *http.Request) bool {
 // body's Close gives c back (or closes it). An error leaves c to the
 // caller, which closes it.
 func (t *serialTransport) exchange(ctx context.Context, c *serialConn, r *http.Request) (*http.Response, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.conn.SetDeadline(dl)
-	}
-	// Cancellation unblocks a read or write in progress: a deadline in
-	// the past.
+	// The context's end, by its deadline or a cancellation, unblocks a
+	// read or write in progress: a deadline in the past. (No deadline of
+	// the connection's own: a failure then always comes with ctx.Err(),
+	// so the caller tells a timeout from a network failure.)
 	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
 	fail := func(err error) (*http.Response, error) {
 		stop()
@@ -313,9 +312,9 @@ func (t *serialTransport) take(key string) *serialConn {
 }
 
 // put keeps c for the next request to its destination, within the
-// idle bounds.
+// idle bounds. Its deadline was never set: the context's end did not
+// come.
 func (t *serialTransport) put(c *serialConn) {
-	_ = c.conn.SetDeadline(time.Time{})
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cs := t.idle[c.key]
