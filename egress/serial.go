@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -202,14 +203,19 @@ func (t *serialTransport) exchange(ctx context.Context, c *serialConn, r *http.R
 	}
 	c.in.left = -1
 	resp.TLS = c.tls
-	resp.Body = &serialBody{t: t, c: c, r: resp.Body, stop: stop,
-		keep: !resp.Close && !r.Close && resp.StatusCode != http.StatusSwitchingProtocols,
-		eof:  resp.Body == http.NoBody}
+	b := &serialBody{t: t, c: c, r: resp.Body, stop: stop,
+		keep: !resp.Close && !r.Close && resp.StatusCode != http.StatusSwitchingProtocols}
+	if resp.Body == http.NoBody {
+		b.eof.Store(true)
+	}
+	resp.Body = b
 	return resp, nil
 }
 
 // serialBody is a response body; closing it gives its connection back
 // when the body was read to its end and the connection may be kept.
+// Close may come while a Read is blocked (it closes the connection, which
+// ends the Read).
 type serialBody struct {
 	t    *serialTransport
 	c    *serialConn
@@ -217,39 +223,36 @@ type serialBody struct {
 	stop func() bool
 	keep bool
 
-	mu     sync.Mutex
-	eof    bool
-	closed bool
+	eof    atomic.Bool
+	closed atomic.Bool
 }
 
 func (b *serialBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	if b.closed.Load() {
 		return 0, http.ErrBodyReadAfterClose
 	}
 	n, err := b.r.Read(p)
 	if err == io.EOF {
-		b.eof = true
+		b.eof.Store(true)
 	}
 	return n, err
 }
 
 func (b *serialBody) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	if b.closed.Swap(true) {
 		return nil
 	}
-	b.closed = true
-	_ = b.r.Close()
-	// stop reports false once cancellation has already broken the
+	// stop reports false once the context's end has broken the
 	// connection's deadline.
-	if b.stop() && b.eof && b.keep && b.c.br.Buffered() == 0 {
+	if b.stop() && b.eof.Load() && b.keep && b.c.br.Buffered() == 0 {
+		_ = b.r.Close() // read to its end: nothing left to read
 		b.t.put(b.c)
-	} else {
-		_ = b.c.conn.Close()
+		return nil
 	}
+	// The connection goes first: net/http's body would otherwise read an
+	// unread rest to its end, however long, before it let go.
+	_ = b.c.conn.Close()
+	_ = b.r.Close()
 	return nil
 }
 

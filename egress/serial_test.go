@@ -283,3 +283,38 @@ func TestClientSpeaksHTTP11OverTLS(t *testing.T) {
 		t.Fatalf("%d dials, want the connection kept", n)
 	}
 }
+
+// TestClientCloseDoesNotReadTheRest: closing a body read in part hangs up
+// at once, however much the receiver still sends.
+func TestClientCloseDoesNotReadTheRest(t *testing.T) {
+	origin, _ := rawServer(t, func(_ int, c net.Conn, br *bufio.Reader) {
+		if _, err := readRequest(br); err != nil {
+			return
+		}
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+		chunk := "400\r\n" + strings.Repeat("z", 0x400) + "\r\n"
+		for {
+			if _, err := io.WriteString(c, chunk); err != nil {
+				return // the client hung up
+			}
+		}
+	})
+	g := newTestGuard(t, newDialLog(t), newResolver(nil), origin)
+	resp, err := post(t, g.Client(nil), origin+"/hook", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		_ = resp.Body.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close read the endless rest of the body")
+	}
+}
