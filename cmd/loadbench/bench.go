@@ -106,7 +106,7 @@ func bench(ctx context.Context, cfg config, progress io.Writer) (*report, error)
 		case scFanout:
 			rows, err = benchFanout(ctx, cfg, s)
 		case scPush:
-			rows, err = benchPush(ctx, cfg, s)
+			rows, err = benchPush(ctx, cfg, s, progress)
 		default:
 			rows, err = benchUnary(cfg, sc, s)
 		}

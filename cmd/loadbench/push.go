@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wopinterop/wopinterop/internal/processcpu"
@@ -19,6 +21,9 @@ import (
 type receiver struct {
 	origin, url string
 	stop        func()
+	// conns counts the connections pushers opened: a pusher that keeps
+	// its connection alive opens one for all its rounds.
+	conns atomic.Int64
 
 	mu    sync.Mutex
 	task  string
@@ -36,11 +41,25 @@ const pushToken = "loadbench-push-token"
 
 func startReceiver() (*receiver, error) {
 	rc := &receiver{moved: make(chan struct{}, 1)}
-	base, stop, err := serve(http.HandlerFunc(rc.take))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	rc.origin, rc.url, rc.stop = base, base+"/push", stop
+	srv := &http.Server{Handler: http.HandlerFunc(rc.take), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			rc.conns.Add(1)
+		}
+	}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	rc.origin = "http://" + ln.Addr().String()
+	rc.url, rc.stop = rc.origin+"/push", func() {
+		_ = srv.Close()
+		<-done
+	}
 	return rc, nil
 }
 
@@ -121,7 +140,7 @@ func (rc *receiver) await(n int) error {
 // artifacts, each becoming one push, timed until the receiver has them
 // all, the servers' order rotating from round to round. Rate is
 // deliveries per second.
-func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
+func benchPush(_ context.Context, cfg config, s *servers, progress io.Writer) ([]row, error) {
 	client := newClient(1)
 	defer client.CloseIdleConnections()
 	var lanes []*pushLane
@@ -150,6 +169,7 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 				return nil, err
 			}
 			mine := processcpu.Used()
+			conns := s.receiver.conns.Load()
 			start := time.Now()
 			if err := l.srv.update(per); err != nil {
 				return nil, err
@@ -163,10 +183,12 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 				return nil, err
 			}
 			l.got.add(sample{n: per, wall: wall, cpu: cpu1 - cpu0, clientCPU: clientCPU})
+			l.conns += s.receiver.conns.Load() - conns
 		}
 	}
 	rows := make([]row, 0, len(lanes))
 	for _, l := range lanes {
+		fmt.Fprintf(progress, "loadbench: push: %s opened %d connection(s) for %d deliveries\n", l.srv.name, l.conns, l.got.n)
 		rows = append(rows, newRow(l.srv.name, l.got))
 	}
 	return rows, nil
@@ -174,9 +196,10 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 
 // pushLane is a server's held task with one push config to the receiver.
 type pushLane struct {
-	srv  *server
-	task string
-	got  sample
+	srv   *server
+	task  string
+	got   sample
+	conns int64 // connections opened to the receiver during the rounds
 }
 
 func openPushLane(client *http.Client, s *server, rc *receiver) (*pushLane, error) {
