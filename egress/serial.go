@@ -28,10 +28,13 @@ import (
 // no header value with CR, LF or NUL, TLS verified against the URL's
 // host name.
 
-// Connection reuse, as http.Transport's defaults for the push client.
+// Connection reuse. Many lanes often push to one receiver: a host's one
+// webhook endpoint. Keeping as many idle connections to it as push
+// attempts may be in flight by default (push.Options.Concurrency, 32)
+// spares those lanes a dial per push.
 const (
 	serialMaxIdle        = 64
-	serialMaxIdlePerHost = 4
+	serialMaxIdlePerHost = 32
 	serialIdleTimeout    = 90 * time.Second
 	serialHandshake      = 10 * time.Second
 	// serialMaxHeader bounds a response's header block.

@@ -318,3 +318,35 @@ func TestClientCloseDoesNotReadTheRest(t *testing.T) {
 		t.Fatal("Close read the endless rest of the body")
 	}
 }
+
+// TestClientKeepsAConnectionPerLane: lanes that push to one receiver in
+// bursts (every lane pushes, then all pause) keep a connection each from
+// one burst to the next, instead of dialling again.
+func TestClientKeepsAConnectionPerLane(t *testing.T) {
+	rc := newReceiver(t, nil)
+	dials := newDialLog(t)
+	g := newTestGuard(t, dials, newResolver(nil), rc.origin())
+	client := g.Client(nil)
+	const lanes, bursts = 16, 5
+	for range bursts {
+		errs := make(chan error, lanes)
+		for range lanes {
+			go func() {
+				resp, err := post(t, client, rc.origin()+"/hook", nil)
+				if err == nil {
+					drain(resp)
+				}
+				errs <- err
+			}()
+		}
+		for range lanes {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+			rc.next(t)
+		}
+	}
+	if n := len(dials.dialled()); n > lanes {
+		t.Fatalf("%d dials for %d bursts of %d lanes, want at most one per lane", n, bursts, lanes)
+	}
+}
