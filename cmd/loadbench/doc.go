@@ -35,8 +35,8 @@
 // loopback receiver takes per second on that one lane; ours allows the
 // receiver's origin through its egress guard with -push-allow, a2a-go's
 // sender is built with AllowPrivateNetworks; the receiver reports how
-// many connections each server opened, which a pusher that keeps its
-// connection alive does once). A server that does not speak a scenario's
+// many connections each server's pushes came on, one for a pusher that
+// keeps its connection alive). A server that does not speak a scenario's
 // protocol is left out of it.
 //
 // Every server runs in a child process: this binary re-executed

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/wopinterop/wopinterop/internal/processcpu"
@@ -21,11 +20,12 @@ import (
 type receiver struct {
 	origin, url string
 	stop        func()
-	// conns counts the connections pushers opened: a pusher that keeps
-	// its connection alive opens one for all its rounds.
-	conns atomic.Int64
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// conns counts the connections each pusher (by the Content-Type of
+	// its pushes) sent on: one that keeps its connection alive uses one
+	// for all its rounds.
+	conns map[string]int
 	task  string
 	ctype string
 	count int
@@ -40,15 +40,13 @@ type receiver struct {
 const pushToken = "loadbench-push-token"
 
 func startReceiver() (*receiver, error) {
-	rc := &receiver{moved: make(chan struct{}, 1)}
+	rc := &receiver{moved: make(chan struct{}, 1), conns: map[string]int{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(rc.take), ConnState: func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			rc.conns.Add(1)
-		}
+	srv := &http.Server{Handler: http.HandlerFunc(rc.take), ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, &pushConn{})
 	}}
 	done := make(chan struct{})
 	go func() {
@@ -70,6 +68,10 @@ func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(body, &ev)
 	}
 	rc.mu.Lock()
+	if c, _ := r.Context().Value(connKey{}).(*pushConn); c != nil && !c.seen {
+		c.seen = true
+		rc.conns[r.Header.Get("Content-Type")]++
+	}
 	switch {
 	case err != nil:
 	case rc.task == "" || ev.taskID() != rc.task:
@@ -90,6 +92,20 @@ func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// connKey carries a connection's pushConn in its requests' contexts.
+type connKey struct{}
+
+// pushConn is one connection to the receiver; seen once it was counted.
+// Its requests come one after another, under receiver.mu.
+type pushConn struct{ seen bool }
+
+// connections is how many connections pushes sent as ctype came on.
+func (rc *receiver) connections(ctype string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.conns[ctype]
 }
 
 // signal wakes await; it does not queue.
@@ -169,7 +185,6 @@ func benchPush(_ context.Context, cfg config, s *servers, progress io.Writer) ([
 				return nil, err
 			}
 			mine := processcpu.Used()
-			conns := s.receiver.conns.Load()
 			start := time.Now()
 			if err := l.srv.update(per); err != nil {
 				return nil, err
@@ -183,12 +198,12 @@ func benchPush(_ context.Context, cfg config, s *servers, progress io.Writer) ([
 				return nil, err
 			}
 			l.got.add(sample{n: per, wall: wall, cpu: cpu1 - cpu0, clientCPU: clientCPU})
-			l.conns += s.receiver.conns.Load() - conns
 		}
 	}
 	rows := make([]row, 0, len(lanes))
 	for _, l := range lanes {
-		fmt.Fprintf(progress, "loadbench: push: %s opened %d connection(s) for %d deliveries\n", l.srv.name, l.conns, l.got.n)
+		fmt.Fprintf(progress, "loadbench: push: %s sent its %d deliveries (and the task's first pushes) on %d connection(s)\n",
+			l.srv.name, l.got.n, s.receiver.connections(l.srv.pushType))
 		rows = append(rows, newRow(l.srv.name, l.got))
 	}
 	return rows, nil
@@ -196,10 +211,9 @@ func benchPush(_ context.Context, cfg config, s *servers, progress io.Writer) ([
 
 // pushLane is a server's held task with one push config to the receiver.
 type pushLane struct {
-	srv   *server
-	task  string
-	got   sample
-	conns int64 // connections opened to the receiver during the rounds
+	srv  *server
+	task string
+	got  sample
 }
 
 func openPushLane(client *http.Client, s *server, rc *receiver) (*pushLane, error) {
