@@ -54,23 +54,35 @@ func (g *Guard) Request(ctx context.Context, method, rawURL string, body io.Read
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(withDestination(ctx, d), method, d.URL.String(), body)
+	// The request is built on the URL just checked, not on a second parse
+	// of its text: what is sent is exactly what was judged.
+	req, err := http.NewRequestWithContext(withDestination(ctx, d), method, "/", body)
 	if err != nil {
 		return nil, refused(ReasonURL)
 	}
+	u := *d.URL
+	req.URL, req.Host = &u, u.Host
 	return req, nil
 }
 
-// Client returns an HTTP client every request of which passes the guard:
-// the URL is checked (and its name resolved) when the request is sent,
-// the connection goes to a validated address, redirects are never
-// followed (the 3xx response is returned as it is; OpenWOP RFC 0214 §B), the
-// environment's proxy settings are ignored, and header values with CR, LF
-// or NUL are refused. TLS verifies the certificate against the URL's host
-// name, never the dialled address. tlsConfig may be nil (system roots).
-// It is NewClient(ClientOptions{TLS: tlsConfig}).
+// Client returns the HTTP client push delivery sends with. Every request
+// passes the guard: the URL is checked (and its name resolved) when the
+// request is sent, the connection goes to a validated address, redirects
+// are never followed (the 3xx is returned as it is; OpenWOP RFC 0214 §B),
+// the environment's proxy settings are ignored, and header values with
+// CR, LF or NUL are refused. TLS verifies the certificate against the URL's
+// host name, never the dialled address. tlsConfig may be nil (system
+// roots). Unlike [Guard.NewClient]'s, its transport speaks HTTP/1.1 over
+// kept-alive connections and writes each request and reads its answer on
+// the caller's goroutine (serial.go): a lane of pushes, one request at a
+// time, pays no hand-off to the transport's goroutines.
 func (g *Guard) Client(tlsConfig *tls.Config) *http.Client {
-	return g.NewClient(ClientOptions{TLS: tlsConfig})
+	return &http.Client{
+		Transport: &guardedTransport{g: g, next: newSerialTransport(g, tlsConfig)},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
 }
 
 // ClientOptions configure a client of the guard ([Guard.NewClient]).
@@ -132,8 +144,15 @@ func (e *RedirectError) Error() string {
 // guardedTransport checks each request before the transport sees it.
 type guardedTransport struct {
 	g               *Guard
-	next            *http.Transport
+	next            closingTransport
 	refuseRedirects bool
+}
+
+// closingTransport is the transport behind the guard: an *http.Transport
+// or the push client's serialTransport.
+type closingTransport interface {
+	http.RoundTripper
+	CloseIdleConnections()
 }
 
 func (t *guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {

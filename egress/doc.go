@@ -32,7 +32,11 @@
 //     CR or LF, and verifies TLS against the URL's host name. A configured
 //     proxy ([GuardOptions.Proxy]) is reached with CONNECT to the
 //     validated address: the target is judged, never the proxy in its
-//     place.
+//     place. It speaks HTTP/1.1 over kept-alive connections and writes
+//     each request and reads its answer on the caller's goroutine, so a
+//     push lane, which waits for each answer before its next push, pays
+//     no hand-off to transport goroutines; [Guard.NewClient], for the
+//     A2A and MCP clients, is an http.Transport with the same rules.
 //
 // A refusal is a [*RefusedError] whose [Reason] is content-free: it never
 // repeats the URL, a name or an address.

@@ -105,7 +105,8 @@
 //
 // The RunStore, the projection, the ConfigStore, the Vault, the Outbox, the
 // EventSink, the resolver, the dial function and the Clock run inside the
-// goroutines delivery starts (and the dial inside the HTTP transport's).
+// goroutines delivery starts (a push's dial too: its client dials on the
+// delivering goroutine).
 // A panic in any of them is recovered and logged once at error level —
 // where, the task id and the stack, never the panic value unless it is a
 // runtime error, since a value of host code may hold a push body or a

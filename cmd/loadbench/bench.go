@@ -16,6 +16,17 @@ type config struct {
 	requests, clients, rounds int
 	listSize, subscribers     int
 	scenarios                 []string
+	// cpuProfile, when set, is the path prefix of a CPU profile each
+	// server process writes of itself (prefix-NAME.pprof).
+	cpuProfile string
+}
+
+// profilePath is where server name writes its CPU profile; "" for none.
+func (c config) profilePath(name string) string {
+	if c.cpuProfile == "" {
+		return ""
+	}
+	return c.cpuProfile + "-" + name + ".pprof"
 }
 
 // servers are the servers under test, in table order.
@@ -49,13 +60,13 @@ func start(cfg config, client *http.Client, stderr io.Writer) (*servers, error) 
 		s.stop()
 		return nil, err
 	}
-	if s.ours, err = spawn("ours", serveConfig{ListSize: cfg.listSize, PushAllow: s.receiver.origin}, stderr); err != nil {
+	if s.ours, err = spawn("ours", serveConfig{ListSize: cfg.listSize, PushAllow: s.receiver.origin, CPUProfile: cfg.profilePath("ours")}, stderr); err != nil {
 		return fail(err)
 	}
-	if s.a2ago, err = spawn("a2ago", serveConfig{ListSize: cfg.listSize}, stderr); err != nil {
+	if s.a2ago, err = spawn("a2ago", serveConfig{ListSize: cfg.listSize, CPUProfile: cfg.profilePath("a2ago")}, stderr); err != nil {
 		return fail(err)
 	}
-	if s.gosdk, err = spawn("gosdk", serveConfig{}, stderr); err != nil {
+	if s.gosdk, err = spawn("gosdk", serveConfig{CPUProfile: cfg.profilePath("gosdk")}, stderr); err != nil {
 		return fail(err)
 	}
 	for _, x := range []*server{s.ours, s.a2ago} {
@@ -67,7 +78,7 @@ func start(cfg config, client *http.Client, stderr io.Writer) (*servers, error) 
 	if err != nil {
 		return fail(err)
 	}
-	if s.bare, err = spawn("bare", serveConfig{Answers: &fixed}, stderr); err != nil {
+	if s.bare, err = spawn("bare", serveConfig{Answers: &fixed, CPUProfile: cfg.profilePath("bare")}, stderr); err != nil {
 		return fail(err)
 	}
 	return &s, nil
@@ -95,7 +106,7 @@ func bench(ctx context.Context, cfg config, progress io.Writer) (*report, error)
 		case scFanout:
 			rows, err = benchFanout(ctx, cfg, s)
 		case scPush:
-			rows, err = benchPush(ctx, cfg, s)
+			rows, err = benchPush(ctx, cfg, s, progress)
 		default:
 			rows, err = benchUnary(cfg, sc, s)
 		}

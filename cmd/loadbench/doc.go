@@ -6,6 +6,7 @@
 //	go run ./cmd/loadbench                      # every scenario, default counts
 //	go run ./cmd/loadbench -n 20000 -c 32       # more requests, more clients
 //	go run ./cmd/loadbench -scenarios gettask,toolscall -json
+//	go run ./cmd/loadbench -scenarios push -cpuprofile /tmp/lb  # /tmp/lb-ours.pprof, ...
 //
 // The servers:
 //
@@ -33,8 +34,10 @@
 // burst of run events on one task with one push config, the deliveries a
 // loopback receiver takes per second on that one lane; ours allows the
 // receiver's origin through its egress guard with -push-allow, a2a-go's
-// sender is built with AllowPrivateNetworks). A server that does not
-// speak a scenario's protocol is left out of it.
+// sender is built with AllowPrivateNetworks; the receiver reports how
+// many connections each server's pushes came on, one for a pusher that
+// keeps its connection alive). A server that does not speak a scenario's
+// protocol is left out of it.
 //
 // Every server runs in a child process: this binary re-executed
 // (os.Executable) with LOADBENCH_SERVE naming the server, told its

@@ -31,6 +31,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.listSize, "list-size", 10000, "tasks the listed tenant holds")
 	fs.IntVar(&cfg.subscribers, "subscribers", 100, "SSE subscribers on the fan-out task")
 	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "path prefix: each server process writes a CPU profile of itself to PREFIX-NAME.pprof, this process (clients, push receiver) to PREFIX-loadbench.pprof")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -45,6 +46,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		cfg.scenarios = append(cfg.scenarios, sc)
+	}
+	if cfg.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.profilePath("loadbench"))
+		if err != nil {
+			fmt.Fprintf(stderr, "loadbench: %v\n", err)
+			return 1
+		}
+		defer stopProfile()
 	}
 	rep, err := bench(ctx, cfg, stderr)
 	if err != nil {

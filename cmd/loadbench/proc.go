@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,9 @@ type serveConfig struct {
 	ListSize  int      `json:"listSize"`
 	PushAllow string   `json:"pushAllow,omitempty"` // ours: the receiver's origin
 	Answers   *answers `json:"answers,omitempty"`   // bare: its fixed results
+	// CPUProfile is where the process writes a CPU profile of itself,
+	// from when it serves until it ends; "" for none.
+	CPUProfile string `json:"cpuProfile,omitempty"`
 }
 
 // serveReady is how a server process is reached.
@@ -93,11 +97,36 @@ func serveMain(name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stopControl()
 	ready := serveReady{A2AURL: s.a2aURL, MCPURL: s.mcpURL, Auth: s.auth, ListAuth: s.listAuth, Tenant: s.tenant,
 		Held: s.held, PushType: s.pushType, TaskID: s.taskID, Control: control}
+	if cfg.CPUProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadbench %s: %v\n", name, err)
+			return 1
+		}
+		defer stopProfile()
+	}
 	if err := json.NewEncoder(stdout).Encode(ready); err != nil {
 		return 1
 	}
 	_, _ = io.Copy(io.Discard, in) // serve until the parent closes stdin (or dies)
 	return 0
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // controlHandler is a server process's control endpoint: its own CPU time

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -20,23 +21,43 @@ type receiver struct {
 	origin, url string
 	stop        func()
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// conns counts the connections each pusher (by the Content-Type of
+	// its pushes) sent on: one that keeps its connection alive uses one
+	// for all its rounds.
+	conns map[string]int
 	task  string
 	ctype string
 	count int
+	want  int // await's target: count reaching it signals moved
 	bad   error
-	moved chan struct{} // signalled (not queued) when count or bad changes
+	// moved is signalled (not queued) when count reaches want or bad is
+	// set: not at every push, so the receiver wakes no second goroutine
+	// per delivery and answers as fast as a bare handler.
+	moved chan struct{}
 }
 
 const pushToken = "loadbench-push-token"
 
 func startReceiver() (*receiver, error) {
-	rc := &receiver{moved: make(chan struct{}, 1)}
-	base, stop, err := serve(http.HandlerFunc(rc.take))
+	rc := &receiver{moved: make(chan struct{}, 1), conns: map[string]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	rc.origin, rc.url, rc.stop = base, base+"/push", stop
+	srv := &http.Server{Handler: http.HandlerFunc(rc.take), ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, &pushConn{})
+	}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	rc.origin = "http://" + ln.Addr().String()
+	rc.url, rc.stop = rc.origin+"/push", func() {
+		_ = srv.Close()
+		<-done
+	}
 	return rc, nil
 }
 
@@ -47,6 +68,10 @@ func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(body, &ev)
 	}
 	rc.mu.Lock()
+	if c, _ := r.Context().Value(connKey{}).(*pushConn); c != nil && !c.seen {
+		c.seen = true
+		rc.conns[r.Header.Get("Content-Type")]++
+	}
 	switch {
 	case err != nil:
 	case rc.task == "" || ev.taskID() != rc.task:
@@ -57,7 +82,9 @@ func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
 		err = fmt.Errorf("push: Authorization is not the config's credentials")
 	case ev.ArtifactUpdate != nil:
 		rc.count++
-		rc.signal()
+		if rc.count >= rc.want {
+			rc.signal()
+		}
 	}
 	if err != nil && rc.bad == nil {
 		rc.bad = err
@@ -65,6 +92,20 @@ func (rc *receiver) take(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// connKey carries a connection's pushConn in its requests' contexts.
+type connKey struct{}
+
+// pushConn is one connection to the receiver; seen once it was counted.
+// Its requests come one after another, under receiver.mu.
+type pushConn struct{ seen bool }
+
+// connections is how many connections pushes sent as ctype came on.
+func (rc *receiver) connections(ctype string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.conns[ctype]
 }
 
 // signal wakes await; it does not queue.
@@ -75,15 +116,20 @@ func (rc *receiver) signal() {
 	}
 }
 
-// expect makes task the counted one, its pushes sent as ctype, and
-// resets the count.
-func (rc *receiver) expect(task, ctype string) {
+// expect makes task the counted one, its pushes sent as ctype, resets
+// the count and awaits n.
+func (rc *receiver) expect(task, ctype string, n int) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.task, rc.ctype, rc.count, rc.bad = task, ctype, 0, nil
+	rc.task, rc.ctype, rc.count, rc.want, rc.bad = task, ctype, 0, n, nil
+	select { // a signal of the previous lane
+	case <-rc.moved:
+	default:
+	}
 }
 
-// await waits until n artifact updates of the task have arrived.
+// await waits until the n artifact updates of the task expect named
+// have arrived.
 func (rc *receiver) await(n int) error {
 	for {
 		rc.mu.Lock()
@@ -110,7 +156,7 @@ func (rc *receiver) await(n int) error {
 // artifacts, each becoming one push, timed until the receiver has them
 // all, the servers' order rotating from round to round. Rate is
 // deliveries per second.
-func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
+func benchPush(_ context.Context, cfg config, s *servers, progress io.Writer) ([]row, error) {
 	client := newClient(1)
 	defer client.CloseIdleConnections()
 	var lanes []*pushLane
@@ -133,7 +179,7 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 	for r := range cfg.rounds {
 		for i := range lanes {
 			l := lanes[(i+r)%len(lanes)]
-			s.receiver.expect(l.task, l.srv.pushType)
+			s.receiver.expect(l.task, l.srv.pushType, per)
 			cpu0, err := l.srv.cpu()
 			if err != nil {
 				return nil, err
@@ -156,6 +202,8 @@ func benchPush(_ context.Context, cfg config, s *servers) ([]row, error) {
 	}
 	rows := make([]row, 0, len(lanes))
 	for _, l := range lanes {
+		fmt.Fprintf(progress, "loadbench: push: %s sent its %d deliveries (and the task's first pushes) on %d connection(s)\n",
+			l.srv.name, l.got.n, s.receiver.connections(l.srv.pushType))
 		rows = append(rows, newRow(l.srv.name, l.got))
 	}
 	return rows, nil

@@ -20,7 +20,7 @@ import (
 // benchConns counts the connections the receiver accepted.
 var benchConns atomic.Int64
 
-func benchService(b *testing.B, lanes int) (*Service, []push.Record) {
+func benchService(b testing.TB, lanes int) (*Service, []push.Record) {
 	b.Helper()
 	rcv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -65,7 +65,7 @@ var benchBody = []byte(`{"statusUpdate":{"contextId":"ctx-1","status":{"state":"
 
 // deliverN queues n deliveries round-robin over recs and waits until the
 // outbox is empty.
-func deliverN(b *testing.B, svc *Service, recs []push.Record, n int) {
+func deliverN(b testing.TB, svc *Service, recs []push.Record, n int) {
 	ctx := context.Background()
 	for i := range n {
 		r := &recs[i%len(recs)]
@@ -114,5 +114,45 @@ func BenchmarkDeliverMemory(b *testing.B) {
 		}
 		b.ReportMetric(float64(heaps[0])/(1<<20), "heapMB@10k")
 		b.ReportMetric(float64(heaps[len(heaps)-1])/(1<<20), "heapMB@100k")
+	}
+}
+
+// TestDeliveryHeapIsFlat delivers 100k pushes and requires the live heap
+// after them to be within a small bound of the heap after the first 10k:
+// the outbox, the lanes, the leases and their contexts, and the client's
+// connections keep nothing per delivered push (issue 15's "heap flat over
+// 100k").
+func TestDeliveryHeapIsFlat(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector shadows memory: heap budgets are measured without it")
+	}
+	if testing.Short() {
+		t.Skip("100k deliveries")
+	}
+	svc, recs := benchService(t, 8)
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	// In batches, so the outbox holds at most one batch: its maps keep
+	// the room of their largest size, which depends on the queue's depth,
+	// not on how many pushes went through.
+	deliver := func(n int) {
+		for range n / 1000 {
+			deliverN(t, svc, recs, 1000)
+		}
+	}
+	deliver(10_000)
+	at10k := heap()
+	deliver(90_000)
+	at100k := heap()
+	// 90k more pushes that each kept as little as 24 bytes would add 2 MiB.
+	const bound = 1 << 20
+	t.Logf("live heap after 10k deliveries %d KiB, after 100k %d KiB", at10k>>10, at100k>>10)
+	if at100k > at10k+bound {
+		t.Fatalf("the live heap grew by %d KiB from 10k to 100k deliveries (bound %d KiB)", (at100k-at10k)>>10, bound>>10)
 	}
 }

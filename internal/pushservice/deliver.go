@@ -235,7 +235,9 @@ func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Sec
 	if auth := authorization(rec.Scheme, secret); auth != "" {
 		req.Header["Authorization"] = []string{auth}
 	}
-	resp, err := s.client.Do(req)
+	// The client's transport itself: http.Client.Do would copy the URL
+	// and headers for redirects, which a push never follows.
+	resp, err := s.client.Transport.RoundTrip(req)
 	if err != nil {
 		var pe *recovery.Panic
 		switch {

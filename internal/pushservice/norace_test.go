@@ -1,0 +1,5 @@
+//go:build !race
+
+package pushservice
+
+const raceEnabled = false
