@@ -1,12 +1,12 @@
 package a2a
 
 // SendMessage params decoded by hand. Decoding a SendMessageRequest
-// through encoding/json's reflection cost the binding as much CPU as
-// everything else it does for a message, and two allocations in three;
-// the request is the same few members every time (A2A 1.0.1 §3.1.1
-// SendMessageRequest, §4.1.4 Message, §4.1.6 Part), so they are read here
-// in one pass over the bytes, into the same a2a-go value encoding/json
-// would make.
+// through encoding/json's reflection took a tenth of the CPU a blocking
+// SendMessage of a noop task cost the server, and 33 of its 117
+// allocations; the request is the same few members every time (A2A 1.0.1
+// §3.1.1; the SendMessageRequest, Message and Part of a2a.proto), so they
+// are read here in one pass over the bytes, into the same a2a-go value
+// encoding/json would make.
 //
 // The decoder reads what clients send, and only that. Anything whose
 // decoding it would have to second-guess — a member name spelled in
