@@ -3,9 +3,11 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -222,4 +224,203 @@ func goldenSendParams(tb testing.TB) [][]byte {
 		}
 	}
 	return out
+}
+
+// FuzzSendMessageDecodeShapes is FuzzSendMessageDecode over requests built
+// from a seed: every member of the request's shapes, in any order, with
+// nulls, wrong types, repeats, members in another case, unknown members,
+// escapes, odd numbers and whitespace — valid JSON throughout, which
+// mutating bytes seldom keeps.
+func FuzzSendMessageDecodeShapes(f *testing.F) {
+	for seed := range uint64(64) {
+		f.Add(seed)
+	}
+	s := projectServer(f)
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		g := requestGen{r: rand.New(rand.NewPCG(seed, seed>>32))}
+		params := g.object(shapeSendMessageRequest, 0)
+		if !jsonbytes.Valid(params) {
+			t.Fatalf("the generator wrote invalid JSON: %q", params)
+		}
+		checkSendDecode(t, s, params)
+	})
+}
+
+// TestSendMessageDecodeShapes runs the generator of
+// FuzzSendMessageDecodeShapes over many seeds, and checks that it reaches
+// both ways.
+func TestSendMessageDecodeShapes(t *testing.T) {
+	s := projectServer(t)
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	fast := 0
+	for seed := range uint64(n) {
+		g := requestGen{r: rand.New(rand.NewPCG(seed, 1))}
+		params := g.object(shapeSendMessageRequest, 0)
+		if !jsonbytes.Valid(params) {
+			t.Fatalf("the generator wrote invalid JSON: %q", params)
+		}
+		if checkSendDecode(t, s, params) {
+			fast++
+		}
+	}
+	if fast == 0 || fast == n {
+		t.Fatalf("%d of %d generated requests decoded by hand: the generator misses a way", fast, n)
+	}
+	t.Logf("%d of %d generated requests decoded by hand", fast, n)
+}
+
+// requestGen writes random JSON shaped like a SendMessageRequest.
+type requestGen struct {
+	r   *rand.Rand
+	out []byte
+}
+
+func (g *requestGen) pick(options ...string) string { return options[g.r.IntN(len(options))] }
+
+func (g *requestGen) space() {
+	if g.r.IntN(8) == 0 {
+		g.out = append(g.out, g.pick(" ", "\n", "\t ", "\r\n  ")...)
+	}
+}
+
+// object returns an object of shape sh (depth bounds opaque values).
+func (g *requestGen) object(sh shape, depth int) []byte {
+	start := len(g.out)
+	g.writeObject(sh, depth)
+	return bytes.Clone(g.out[start:])
+}
+
+func (g *requestGen) writeObject(sh shape, depth int) {
+	names := strings.Split(sh.names(), ",")
+	g.space()
+	g.out = append(g.out, '{')
+	// Each member at most once, in any order, but now and then one again.
+	order := g.r.Perm(len(names))
+	order = order[:g.r.IntN(len(order)+1)]
+	if len(order) > 0 && g.r.IntN(16) == 0 {
+		order = append(order, order[0])
+	}
+	for i, k := range order {
+		if i > 0 {
+			g.out = append(g.out, ',')
+		}
+		g.space()
+		name := names[k]
+		switch g.r.IntN(24) {
+		case 0:
+			name = strings.ToUpper(name[:1]) + name[1:] // another case
+		case 1:
+			name = g.pick("kind", "blocking", "pushNotificationConfig", "x") // unknown
+		case 2:
+			name = `\u00` + strconv.FormatInt(int64(name[0]), 16) + name[1:] // escaped
+		}
+		g.out = strconv.AppendQuote(g.out, name)
+		if name[0] == '\\' {
+			// AppendQuote escaped the backslash of the \u escape: undo it.
+			g.out = bytes.Replace(g.out, []byte(`"\\u00`), []byte(`"\u00`), 1)
+		}
+		g.space()
+		g.out = append(g.out, ':')
+		g.space()
+		g.member(sh, name, depth)
+		g.space()
+	}
+	g.out = append(g.out, '}')
+}
+
+// member writes the value of member name of sh: mostly of its type,
+// sometimes null or a value of another type.
+func (g *requestGen) member(sh shape, name string, depth int) {
+	switch g.r.IntN(12) {
+	case 0:
+		g.out = append(g.out, "null"...)
+		return
+	case 1:
+		g.value(depth + 3)
+		return
+	}
+	switch child := sh.child(name); {
+	case child == shapeParts:
+		g.out = append(g.out, '[')
+		for i := range g.r.IntN(4) {
+			if i > 0 {
+				g.out = append(g.out, ',')
+			}
+			if g.r.IntN(20) == 0 {
+				g.out = append(g.out, "null"...)
+				continue
+			}
+			g.writeObject(shapePart, depth+1)
+		}
+		g.out = append(g.out, ']')
+	case child == shapeData || name == "metadata":
+		g.value(depth)
+	case child != shapeSkip:
+		g.writeObject(child, depth+1)
+	case name == "historyLength":
+		g.out = append(g.out, g.pick("0", "2", "-1", "1.0", "1e2", "99999999999999999999", `"3"`)...)
+	case name == "returnImmediately":
+		g.out = append(g.out, g.pick("true", "false", `"true"`, "0")...)
+	case name == "acceptedOutputModes" || name == "extensions" || name == "referenceTaskIds":
+		g.out = append(g.out, '[')
+		for i := range g.r.IntN(3) {
+			if i > 0 {
+				g.out = append(g.out, ',')
+			}
+			g.str()
+		}
+		g.out = append(g.out, ']')
+	default:
+		g.str()
+	}
+}
+
+// str writes a string, now and then one with escapes, invalid UTF-8, a
+// role or base64.
+func (g *requestGen) str() {
+	g.out = append(g.out, '"')
+	g.out = append(g.out, g.pick("", "m-1", "ROLE_USER", "ROLE_AGENT", "ROLE_UNSPECIFIED", "ROLE_\\u0055SER",
+		"caf\\u00e9 \\\"q\\\"", "\\ud83d\\ude00", "\\ud83d", "tab\\t/\\/", "\xff\xc3", "é中", "AAE=", "!!", "https://x.example/f")...)
+	g.out = append(g.out, '"')
+}
+
+// value writes any JSON value, nested at most a few levels past depth.
+func (g *requestGen) value(depth int) {
+	kinds := 6
+	if depth > 4 {
+		kinds = 4
+	}
+	switch g.r.IntN(kinds) {
+	case 0:
+		g.str()
+	case 1:
+		g.out = append(g.out, g.pick("0", "-0", "1.5", "-1.5E-7", "12345678901234567890", "1e308", "1e400", "5e-324")...)
+	case 2:
+		g.out = append(g.out, g.pick("true", "false")...)
+	case 3:
+		g.out = append(g.out, "null"...)
+	case 4:
+		g.out = append(g.out, '[')
+		for i := range g.r.IntN(3) {
+			if i > 0 {
+				g.out = append(g.out, ',')
+			}
+			g.value(depth + 1)
+		}
+		g.out = append(g.out, ']')
+	case 5:
+		g.out = append(g.out, '{')
+		for i := range g.r.IntN(3) {
+			if i > 0 {
+				g.out = append(g.out, ',')
+			}
+			g.str()
+			g.out = append(g.out, ':')
+			g.value(depth + 1)
+		}
+		g.out = append(g.out, '}')
+	}
 }
