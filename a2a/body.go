@@ -142,11 +142,21 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, dst *bytes.Buf
 // member-case check. Nothing in params is ever a parse error: the body is
 // valid JSON, so every refusal here is -32602. A SendMessage request's
 // data parts keep the bytes they were sent as (data.go), which takes
-// params to be the binding's to change.
+// params to be the binding's to change. SendMessage params are decoded by
+// hand when they can be (send_decode.go).
 func (s *Server) decodeParams(params []byte, sh shape, v any) error {
 	if params == nil {
 		params = []byte("{}")
 	}
+	if req, ok := v.(*wire.SendMessageRequest); ok && sh == shapeSendMessageRequest && decodeSendMessage(params, req) {
+		return nil
+	}
+	return s.decodeGeneral(params, sh, v)
+}
+
+// decodeGeneral is decodeParams for any request: the member-case walk,
+// the data parts' bytes taken out, then encoding/json.
+func (s *Server) decodeGeneral(params []byte, sh shape, v any) error {
 	w := walker{Scanner: jsonbytes.Scanner{Data: params}}
 	if err := w.check(sh); err != nil {
 		return s.errs.memberCaseError(err)

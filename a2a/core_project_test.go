@@ -10,6 +10,7 @@ import (
 	"time"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/wopinterop/wopinterop/internal/golden"
 	"github.com/wopinterop/wopinterop/internal/interopmap"
@@ -333,6 +334,51 @@ func BenchmarkCoreSendMessageNoop(b *testing.B) {
 		req := &wire.SendMessageRequest{Message: textMessage("m-"+strconv.Itoa(i), "go")}
 		if _, err := env.srv.sendMessage(ctx, c, req); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestProjectSoloTaskAllocs: a task projected on its own with a message
+// and the run's output (SendMessage's answer to a conformance-noop
+// message) costs one allocation for the Task, the output artifact's part
+// and its parts' contents, and is the same Task as ListTasks' projection
+// of it; one too big for its inline storage projects the same as in a
+// list.
+func TestProjectSoloTaskAllocs(t *testing.T) {
+	s := projectServer(t)
+	run := smallRun()
+	run.Artifacts = nil // the output is the artifact
+	view := taskView{artifacts: true}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.project(&run, view); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The Task, the output's interop.Part, and the text part's and the
+	// data part's contents (wire.Part.Content's interface values: a Text,
+	// a Data and the json.RawMessage in it).
+	if allocs > 5 {
+		t.Errorf("%v allocations per projection, want at most 5", allocs)
+	}
+
+	big := smallRun()
+	for i := range 3 {
+		big.Messages = append(big.Messages, interop.Message{ID: "m-more-" + strconv.Itoa(i), Role: interop.RoleAgent, Parts: []interop.Part{interop.TextPart("a"), interop.TextPart("b")}})
+	}
+	big.Artifacts = append(big.Artifacts, big.Artifacts[0])
+	for _, r := range []*interop.Run{&run, &big} {
+		for _, v := range []taskView{view, {}, {history: new(int)}} {
+			solo, err := s.project(r, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var listed taskBox
+			if err := s.projectInto(&listed, r, v, nil); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&listed.task, solo); diff != "" {
+				t.Errorf("a solo projection differs from a listed one (-listed +solo):\n%s", diff)
+			}
 		}
 	}
 }

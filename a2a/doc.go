@@ -112,7 +112,8 @@
 // a2a-go decodes a Part's "data" into an any, which loses integers above
 // 2^53, member order and the spelling of numbers (1.0, 1e2, -0). The
 // bindings keep the bytes instead (strict.go records where each data value
-// lies, data.go copies it out before decoding): every data part of an
+// lies, data.go copies it out before decoding; send_decode.go, which reads
+// SendMessage params by hand, copies them as it reads): every data part of an
 // inbound message holds a json.RawMessage of exactly what the peer sent,
 // and that is what reaches the run's inputs (the first data part), the
 // stored message, Task.history, GetTask, ListTasks and the streams, on

@@ -67,19 +67,48 @@ type taskBox struct {
 	status statusStorage
 }
 
+// The usual task a single projection answers — the message that started
+// it, one artifact (a completed run's output), three parts in all — fits
+// soloStorage, which then costs no more memory than the slices it
+// replaces (a 896-byte size class for the whole soloTask).
+const (
+	soloMessages  = 1
+	soloArtifacts = 1
+	soloParts     = 3
+)
+
+// soloStorage holds the history, artifacts and parts of a single
+// projected task when they fit, so that projecting the usual task is one
+// allocation, its soloTask.
+type soloStorage struct {
+	msgs     [soloMessages]wire.Message
+	msgPtrs  [soloMessages]*wire.Message
+	arts     [soloArtifacts]wire.Artifact
+	artPtrs  [soloArtifacts]*wire.Artifact
+	parts    [soloParts]wire.Part
+	partPtrs [soloParts]*wire.Part
+}
+
+// soloTask is a task projected on its own (GetTask, SendMessage,
+// CancelTask, a stream's first event).
+type soloTask struct {
+	taskBox
+	inline soloStorage
+}
+
 // project returns the Task that run is (OpenWOP interop map, a2a.operations,
 // a2a.fields and a2a.taskState; RFC 0199 §D.1).
 func (s *Server) project(run *interop.Run, v taskView) (*wire.Task, error) {
-	box := new(taskBox)
-	if err := s.projectInto(box, run, v); err != nil {
+	box := new(soloTask)
+	if err := s.projectInto(&box.taskBox, run, v, &box.inline); err != nil {
 		return nil, err
 	}
 	return &box.task, nil
 }
 
-// projectInto fills box with run's projection; ListTasks hands in boxes
-// from one slice.
-func (s *Server) projectInto(box *taskBox, run *interop.Run, v taskView) error {
+// projectInto fills box with run's projection, in inline what fits there
+// (nil: nothing does); ListTasks hands in boxes from one slice.
+func (s *Server) projectInto(box *taskBox, run *interop.Run, v taskView, inline *soloStorage) error {
 	t := &box.task
 	t.ID = wire.TaskID(run.ID)
 	t.ContextID = contextOf(run)
@@ -110,10 +139,21 @@ func (s *Server) projectInto(box *taskBox, run *interop.Run, v taskView) error {
 	for i := range arts {
 		nparts += len(arts[i].Parts)
 	}
-	parts := newParts(nparts)
+	var parts partBuffer
+	if inline != nil && nparts <= soloParts {
+		parts = partBuffer{parts: inline.parts[:nparts], ptrs: inline.partPtrs[:nparts]}
+	} else {
+		parts = newParts(nparts)
+	}
 	if len(msgs) > 0 {
-		backing := make([]wire.Message, len(msgs))
-		t.History = make([]*wire.Message, len(msgs))
+		var backing []wire.Message
+		if inline != nil && len(msgs) <= soloMessages {
+			backing = inline.msgs[:len(msgs)]
+			t.History = inline.msgPtrs[:len(msgs):len(msgs)]
+		} else {
+			backing = make([]wire.Message, len(msgs))
+			t.History = make([]*wire.Message, len(msgs))
+		}
 		for i := range msgs {
 			m := &backing[i]
 			m.TaskID, m.ContextID = t.ID, t.ContextID
@@ -122,8 +162,14 @@ func (s *Server) projectInto(box *taskBox, run *interop.Run, v taskView) error {
 		}
 	}
 	if len(arts) > 0 {
-		backing := make([]wire.Artifact, len(arts))
-		t.Artifacts = make([]*wire.Artifact, len(arts))
+		var backing []wire.Artifact
+		if inline != nil && len(arts) <= soloArtifacts {
+			backing = inline.arts[:len(arts)]
+			t.Artifacts = inline.artPtrs[:len(arts):len(arts)]
+		} else {
+			backing = make([]wire.Artifact, len(arts))
+			t.Artifacts = make([]*wire.Artifact, len(arts))
+		}
 		for i := range arts {
 			a := &backing[i]
 			parts = fillArtifact(a, &arts[i], parts)

@@ -69,7 +69,7 @@ func (s *Server) listTasks(ctx context.Context, c *call, req *wire.ListTasksRequ
 		NextPageToken: page.NextCursor,
 	}
 	for i := range page.Runs {
-		if err := s.projectInto(&boxes[i], &page.Runs[i], view); err != nil {
+		if err := s.projectInto(&boxes[i], &page.Runs[i], view, nil); err != nil {
 			return nil, s.storeFault(ctx, "project", err)
 		}
 		out.Tasks[i] = &boxes[i].task

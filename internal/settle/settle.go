@@ -59,14 +59,10 @@ func Run(ctx context.Context, store Store, sub interop.Subject, run interop.Run,
 	if w.Settled(run.Status) || w.Limit <= 0 {
 		return run, nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, w.Limit)
-	defer cancel()
-	if w.Stop != nil {
-		if w.Stop.Err() != nil {
-			cancel()
-		}
-		defer context.AfterFunc(w.Stop, cancel)()
-	}
+	// Bounded by the limit and Stop; nothing is armed for a wait the
+	// store's first look ends (bound).
+	wctx := newBound(ctx, w.Limit, w.Stop)
+	defer wctx.release()
 	if waiter, ok := store.(interop.RunWaiter); ok {
 		return waitStatus(ctx, wctx, waiter, store, sub, run, w.Settled)
 	}

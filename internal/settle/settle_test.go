@@ -208,11 +208,13 @@ func TestRunFailures(t *testing.T) {
 // answers result, or blocks until ctx ends when block is set.
 type waiterStore struct {
 	fakeStore
-	result  interop.Run
-	err     error
-	block   bool
-	waits   int
-	settled func(interop.RunStatus) bool
+	result interop.Run
+	err    error
+	block  bool
+	// checkCtx looks at ctx.Err first, as memstore's WaitRun does.
+	checkCtx bool
+	waits    int
+	settled  func(interop.RunStatus) bool
 }
 
 func (w *waiterStore) WaitRun(ctx context.Context, _ interop.Subject, _ string, settled func(interop.RunStatus) bool) (interop.Run, error) {
@@ -220,6 +222,9 @@ func (w *waiterStore) WaitRun(ctx context.Context, _ interop.Subject, _ string, 
 	w.waits++
 	w.settled = settled
 	w.mu.Unlock()
+	if w.checkCtx && ctx.Err() != nil {
+		return interop.Run{}, ctx.Err()
+	}
 	if w.block {
 		<-ctx.Done()
 		return interop.Run{}, ctx.Err()
