@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -172,6 +173,7 @@ func settleMemory(t *testing.T) (goroutines int, inUse uint64, rss int64) {
 		runtime.GC()
 	}
 	time.Sleep(50 * time.Millisecond)
+	debug.FreeOSMemory()
 	runtime.ReadMemStats(&ms)
 	t.Logf("heap in use %d KiB, stacks in use %d KiB", ms.HeapInuse>>10, ms.StackInuse>>10)
 	return runtime.NumGoroutine(), ms.HeapInuse + ms.StackInuse, residentBytes(t)
@@ -183,7 +185,9 @@ func httptestServer(t *testing.T, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// residentBytes is the process's resident set (VmRSS), 0 where /proc is
+// residentBytes is the process's anonymous resident memory (RssAnon: the
+// heap, the stacks and the runtime's own structures, without the pages of
+// the binary, which do not grow with the streams), 0 where /proc is
 // missing.
 func residentBytes(t *testing.T) int64 {
 	t.Helper()
@@ -192,7 +196,7 @@ func residentBytes(t *testing.T) int64 {
 		return 0
 	}
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			if err != nil {
 				t.Fatal(err)
@@ -200,6 +204,7 @@ func residentBytes(t *testing.T) int64 {
 			return kb << 10
 		}
 	}
+	t.Fatal("no RssAnon in /proc/self/status")
 	return 0
 }
 

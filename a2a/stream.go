@@ -45,7 +45,7 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 		return nil, s.taskRefusal(ctx, "WatchRun", err)
 	}
 	// The stream keeps of the run only what its updates name.
-	f.run = interop.Run{ID: run.ID, ContextID: run.ContextID}
+	f.runID, f.contextID = run.ID, run.ContextID
 	f.wctx, f.events, f.release = wctx, events, release
 	return f.all, nil
 }
@@ -61,7 +61,8 @@ type follower struct {
 	c               *call
 	stopAtInterrupt bool
 	first           wire.Event
-	run             interop.Run // ID and ContextID only
+	runID           string
+	contextID       string
 	last            interop.RunStatus
 	events          iter.Seq2[interop.RunEvent, error]
 	release         func()
@@ -95,7 +96,8 @@ func (f *follower) step(ev interop.RunEvent, err error) bool {
 		}
 		return false
 	}
-	return f.s.relay(f.ctx, f.c, &f.run, &ev, &f.last, f.yield) && !f.done(ev.Status)
+	run := interop.Run{ID: f.runID, ContextID: f.contextID}
+	return f.s.relay(f.ctx, f.c, &run, &ev, &f.last, f.yield) && !f.done(ev.Status)
 }
 
 // relay yields what one watch event of run shows: an artifactUpdate for an
