@@ -66,9 +66,12 @@ func openStream(t *testing.T, addr, task string) rawStream {
 }
 
 // next returns the data of the stream's next event (chunked framing
-// included: the test only looks for JSON inside).
+// included: the test only looks for JSON inside), which must arrive within
+// 20 seconds: a busy machine under the race detector takes seconds for
+// 1,000 streams.
 func (s rawStream) next(t *testing.T) string {
 	t.Helper()
+	_ = s.conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var event bytes.Buffer
 	for {
 		line, err := s.r.ReadString('\n')

@@ -216,6 +216,8 @@ type Server struct {
 	// drain ends when Drain is called (drain.go).
 	drain      context.Context
 	startDrain context.CancelFunc
+	// streams are the open streams' watches, which Drain ends.
+	streams openStreams
 }
 
 // New validates deps and opts and returns a server. Every problem is

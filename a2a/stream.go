@@ -35,18 +35,23 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 	if f.done(run.Status) {
 		return f.only, nil
 	}
-	wctx, release := s.untilDrain(ctx)
-	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
+	// The watch ends with ctx or when the server drains (openStreams).
+	f.wctx, f.link.cancel = context.WithCancel(ctx)
+	if !s.streams.add(&f.link) {
+		f.link.cancel()
+		return f.only, nil // drained before the watch opened
+	}
+	events, err := s.cfg.Store.WatchRun(f.wctx, c.subject, run.ID, run.LastSequence)
 	if err != nil {
-		release()
-		if wctx.Err() != nil && ctx.Err() == nil {
-			return f.only, nil // drained before the watch opened
+		f.release()
+		if f.wctx.Err() != nil && ctx.Err() == nil {
+			return f.only, nil // drained as the watch opened
 		}
 		return nil, s.taskRefusal(ctx, "WatchRun", err)
 	}
 	// The stream keeps of the run only what its updates name.
 	f.runID, f.contextID = run.ID, run.ContextID
-	f.wctx, f.events, f.release = wctx, events, release
+	f.events = events
 	return f.all, nil
 }
 
@@ -65,9 +70,12 @@ type follower struct {
 	contextID       string
 	last            interop.RunStatus
 	events          iter.Seq2[interop.RunEvent, error]
-	release         func()
+	link            streamLink // the watch's, among the server's open streams
 	yield           func(wire.Event, error) bool
 }
+
+// release ends the watch.
+func (f *follower) release() { f.s.streams.remove(&f.link) }
 
 func (f *follower) done(st interop.RunStatus) bool {
 	return st.Terminal() || f.stopAtInterrupt && st.Suspended()
