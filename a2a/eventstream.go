@@ -104,7 +104,7 @@ func (o *eventWriter) stop() bool {
 func (o *eventWriter) open() bool {
 	sw, ok := eventstream.Open(o.w, eventstream.Options{
 		WriteTimeout: o.s.cfg.StreamWriteTimeout,
-		Heartbeat:    sseHeartbeat,
+		Heartbeat:    o.s.heartbeat,
 		OnPanic:      o.heartbeatPanicked,
 	})
 	if !ok {
