@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wopinterop/wopinterop/isolation"
 )
 
 // streamCount is how many SubscribeToTask streams TestStreamFootprint
@@ -42,17 +45,15 @@ type rawStream struct {
 	r    *bufio.Reader
 }
 
-// openStream posts SubscribeToTask for task on a new connection and reads
-// the response head and the stream's first event.
-func openStream(t *testing.T, addr, task string) rawStream {
+// openStream sends request (rpcSubscribe, restSubscribe) on a new
+// connection and reads the response head and the stream's first event.
+func openStream(t *testing.T, addr, request string) rawStream {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"` + task + `"}}`
-	fmt.Fprintf(conn, "POST /a2a HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nA2A-Version: 1.0\r\n"+
-		"Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", addr, acmeKey, len(body), body)
+	_, _ = io.WriteString(conn, request)
 	s := rawStream{conn: conn, r: bufio.NewReaderSize(conn, 512)}
 	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	resp, err := http.ReadResponse(s.r, nil)
@@ -63,6 +64,19 @@ func openStream(t *testing.T, addr, task string) rawStream {
 		t.Fatalf("first event %s", data)
 	}
 	return s
+}
+
+// rpcSubscribe is SubscribeToTask for task over JSON-RPC, as HTTP/1.1.
+func rpcSubscribe(addr, task string) string {
+	body := `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"` + task + `"}}`
+	return fmt.Sprintf("POST /a2a HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nA2A-Version: 1.0\r\n"+
+		"Content-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", addr, acmeKey, len(body), body)
+}
+
+// restSubscribe is SubscribeToTask for task over HTTP+JSON, as HTTP/1.1.
+func restSubscribe(addr, task string) string {
+	return fmt.Sprintf("POST /a2a/rest/tasks/%s:subscribe HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nA2A-Version: 1.0\r\n"+
+		"Accept: text/event-stream\r\nContent-Length: 0\r\n\r\n", isolation.Project(task), addr, acmeKey)
 }
 
 // next returns the data of the stream's next event (chunked framing
@@ -92,7 +106,11 @@ func (s rawStream) next(t *testing.T) string {
 // memory (heap and stacks in use; the process's resident set when the race
 // detector, which shadows every allocation, is off). Then one answer ends
 // the task and every stream delivers COMPLETED and closes.
-func TestStreamFootprint(t *testing.T) { streamFootprint(t, nil) }
+func TestStreamFootprint(t *testing.T) { streamFootprint(t, nil, rpcSubscribe) }
+
+// TestStreamFootprintHTTPJSON is TestStreamFootprint over the HTTP+JSON
+// binding.
+func TestStreamFootprintHTTPJSON(t *testing.T) { streamFootprint(t, nil, restSubscribe) }
 
 // TestStreamFootprintBehindMiddleware is TestStreamFootprint with host
 // middleware in front of the interfaces whose frame holds half a KiB of
@@ -102,7 +120,7 @@ func TestStreamFootprint(t *testing.T) { streamFootprint(t, nil) }
 // halves a stack only when less than a quarter of it, 800 bytes of
 // headroom included, is in use).
 func TestStreamFootprintBehindMiddleware(t *testing.T) {
-	streamFootprint(t, func(next http.Handler) http.Handler { return &stackMiddleware{next: next} })
+	streamFootprint(t, func(next http.Handler) http.Handler { return &stackMiddleware{next: next} }, rpcSubscribe)
 }
 
 // stackMiddleware is host middleware with a frame of over half a KiB,
@@ -122,8 +140,8 @@ func (m *stackMiddleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamFootprint is TestStreamFootprint, with wrap (when not nil) in
-// front of the host's handlers.
-func streamFootprint(t *testing.T, wrap func(http.Handler) http.Handler) {
+// front of the host's handlers and request opening each stream.
+func streamFootprint(t *testing.T, wrap func(http.Handler) http.Handler, request func(addr, task string) string) {
 	if testing.Short() {
 		t.Skip("opens 1,000 connections")
 	}
@@ -155,12 +173,12 @@ func streamFootprint(t *testing.T, wrap func(http.Handler) http.Handler) {
 		t.Fatalf("send: %d %s", r.status, r.body)
 	}
 	task := created.Result.Task.ID
-	openStream(t, addr, task).conn.Close() // warm the paths up
+	openStream(t, addr, request(addr, task)).conn.Close() // warm the paths up
 
 	g0, m0, rss0 := settleMemory(t)
 	streams := make([]rawStream, streamCount)
 	for i := range streams {
-		streams[i] = openStream(t, addr, task)
+		streams[i] = openStream(t, addr, request(addr, task))
 	}
 	g1, m1, rss1 := settleMemory(t)
 	if f := os.Getenv("STREAMS_HEAPPROFILE"); f != "" {
@@ -278,11 +296,11 @@ func TestStreamFootprintBare(t *testing.T) {
 		}
 	}))
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	openStream(t, addr, "t").conn.Close()
+	openStream(t, addr, rpcSubscribe(addr, "t")).conn.Close()
 	g0, m0, rss0 := settleMemory(t)
 	streams := make([]rawStream, streamCount)
 	for i := range streams {
-		streams[i] = openStream(t, addr, "t")
+		streams[i] = openStream(t, addr, rpcSubscribe(addr, "t"))
 	}
 	g1, m1, rss1 := settleMemory(t)
 	t.Logf("bare net/http, %d open streams: %.2f goroutines, %.1f KiB heap+stacks, %.1f KiB resident each",
