@@ -69,3 +69,28 @@ func TestRPCStreamWithoutEventsGivesBackTheRequestBuffers(t *testing.T) {
 	}
 	f.release() // idempotent
 }
+
+// An HTTP+JSON stream gives the request's buffers back once its first
+// event is written, and when it ends without one.
+func TestRESTStreamGivesBackTheRequestBuffers(t *testing.T) {
+	pool := &bufferPool{}
+	st := &restStream{pool: pool, b: pool.get(nil)}
+	frame, err := st.event(&wire.TaskStatusUpdateEvent{TaskID: "t-1", ContextID: "c-1", Status: wire.TaskStatus{State: wire.TaskStateWorking}})
+	if err != nil || !strings.HasPrefix(string(frame), `{"statusUpdate":`) {
+		t.Fatalf("frame %s, %v", frame, err)
+	}
+	if st.b == nil {
+		t.Fatal("the request's buffers were let go before the first event was written")
+	}
+	st.written()
+	if st.b != nil {
+		t.Fatal("the stream still holds the request's buffers after its first event was written")
+	}
+	st.written() // every later event
+
+	ended := &restStream{pool: pool, b: pool.get(nil)}
+	ended.written() // serve's deferred call, no event written
+	if ended.b != nil {
+		t.Fatal("the request's buffers were not given back")
+	}
+}
