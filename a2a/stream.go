@@ -31,7 +31,7 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 	if err != nil {
 		return nil, err
 	}
-	f := &follower{s: s, ctx: ctx, c: c, stopAtInterrupt: stopAtInterrupt, first: first, last: run.Status}
+	f := &follower{s: s, ctx: ctx, subject: c.subject, stopAtInterrupt: stopAtInterrupt, first: first, last: run.Status}
 	if f.done(run.Status) {
 		return f.only, nil
 	}
@@ -63,7 +63,7 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 type follower struct {
 	s               *Server
 	ctx, wctx       context.Context
-	c               *call
+	subject         interop.Subject // the caller's, the request's call let go
 	stopAtInterrupt bool
 	first           wire.Event
 	runID           string
@@ -105,7 +105,8 @@ func (f *follower) step(ev interop.RunEvent, err error) bool {
 		return false
 	}
 	run := interop.Run{ID: f.runID, ContextID: f.contextID}
-	return f.s.relay(f.ctx, f.c, &run, &ev, &f.last, f.yield) && !f.done(ev.Status)
+	c := call{subject: f.subject}
+	return f.s.relay(f.ctx, &c, &run, &ev, &f.last, f.yield) && !f.done(ev.Status)
 }
 
 // relay yields what one watch event of run shows: an artifactUpdate for an
@@ -138,14 +139,25 @@ func (s *Server) relay(ctx context.Context, c *call, run *interop.Run, ev *inter
 // open is the stream's first and only element, answered by the binding
 // as a plain error.
 func lazily(open func() (iter.Seq2[wire.Event, error], error)) iter.Seq2[wire.Event, error] {
-	return func(yield func(wire.Event, error) bool) {
-		events, err := open()
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		events(yield)
+	return (&lazySeq{open: open}).all
+}
+
+// lazySeq is the state of one lazily sequence: open is let go once it
+// ran, and with it what opening needed (the request, the call), which an
+// open stream no longer does.
+type lazySeq struct {
+	open func() (iter.Seq2[wire.Event, error], error)
+}
+
+func (l *lazySeq) all(yield func(wire.Event, error) bool) {
+	open := l.open
+	l.open = nil
+	events, err := open()
+	if err != nil {
+		yield(nil, err)
+		return
 	}
+	events(yield)
 }
 
 // statusAt projects the status an event moved the run to and, when that
