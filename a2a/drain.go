@@ -35,9 +35,9 @@ func (s *Server) Drain() {
 func (s *Server) draining() bool { return s.drain.Err() != nil }
 
 // openStreams are the watches of a server's open streams, each canceled
-// when the server drains: one list for the server, where a watch context
-// that also ends with the server's drain context would register with that
-// context, one entry per stream.
+// when the server drains. The list costs a stream two pointers; a watch
+// context that also ended with the server's drain context would cost it a
+// context of its own and an entry among the drain context's children.
 type openStreams struct {
 	mu      sync.Mutex
 	head    *streamLink
@@ -82,7 +82,7 @@ func (o *openStreams) remove(l *streamLink) {
 	l.cancel()
 }
 
-// end cancels every listed watch and lists none after.
+// end cancels every listed watch; add refuses every watch after it.
 func (o *openStreams) end() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
