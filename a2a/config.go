@@ -216,6 +216,11 @@ type Server struct {
 	// drain ends when Drain is called (drain.go).
 	drain      context.Context
 	startDrain context.CancelFunc
+	// streams are the open streams' watches, which Drain ends.
+	streams openStreams
+	// heartbeat is how long a stream may idle before a comment
+	// (sseHeartbeat; tests shorten it).
+	heartbeat time.Duration
 }
 
 // New validates deps and opts and returns a server. Every problem is
@@ -234,6 +239,7 @@ func New(deps Deps, opts Options) (*Server, error) {
 	s.served = opts.Served()
 	s.cardSigs = newCardSignatures(cfg.CardSigner)
 	s.drain, s.startDrain = context.WithCancel(context.Background())
+	s.heartbeat = sseHeartbeat
 	s.initJudging()
 	if cfg.Push != nil {
 		p := *cfg.Push

@@ -45,54 +45,98 @@ type eventFrames interface {
 // writeEvents answers a streaming method with the events of seq, encoded
 // by frames. where names the binding's stream in logs.
 func (s *Server) writeEvents(ctx context.Context, w http.ResponseWriter, where, method string, seq iter.Seq2[wire.Event, error], frames eventFrames) {
-	var sw *eventstream.Writer
-	fail := func(err error) {
-		if ctx.Err() != nil {
-			return // the client is gone; nobody reads an answer
-		}
-		e := s.failure(ctx, method, err)
-		if sw == nil {
-			frames.refuse(w, e)
-			return
-		}
-		_ = sw.Data(frames.failure(e))
-	}
-	for ev, err := range s.safeEvents(ctx, where, method, seq) {
-		if err == nil && ev == nil {
-			err = errNoResult
-		}
-		if err != nil {
-			fail(err)
-			return
-		}
-		frame, err := frames.event(ev)
-		if err != nil {
-			fail(err)
-			return
-		}
-		if sw == nil {
-			var ok bool
-			if sw, ok = eventstream.Open(w, eventstream.Options{
-				WriteTimeout: s.cfg.StreamWriteTimeout,
-				Heartbeat:    sseHeartbeat,
-				OnPanic:      func(p any) { s.logPanic(ctx, where+" heartbeat", method, p) },
-			}); !ok {
-				s.log.ErrorContext(ctx, "a2a: the ResponseWriter cannot flush; streaming is impossible", "method", method)
-				frames.written()
-				frames.refuse(w, internalError())
-				return
-			}
-			defer sw.Close()
-		}
-		err = sw.Data(frame)
-		frames.written()
-		if err != nil {
-			return // the client is gone; leaving the loop stops the sequence
-		}
-	}
-	if sw == nil {
+	o := &eventWriter{s: s, ctx: ctx, w: w, where: where, method: method, frames: frames}
+	defer o.close()
+	s.safeEvents(ctx, where, method, seq)(o.yield)
+	if o.sw == nil && !o.stopped {
 		// A sequence that ended before its first event (the Task) broke
 		// the operation's contract.
-		fail(errNoResult)
+		o.fail(errNoResult)
+	}
+}
+
+// eventWriter is the state of one writeEvents. Its methods, not closures
+// of writeEvents, do the work, so that the frame an open stream waits
+// beneath stays small and what the stream holds is one small struct.
+type eventWriter struct {
+	s             *Server
+	ctx           context.Context
+	w             http.ResponseWriter
+	where, method string
+	frames        eventFrames
+	sw            *eventstream.Writer // nil until the first event
+	stopped       bool                // the stream ended before the sequence did
+}
+
+// yield writes one element of the sequence; it reports whether the stream
+// goes on.
+func (o *eventWriter) yield(ev wire.Event, err error) bool {
+	if err == nil && ev == nil {
+		err = errNoResult
+	}
+	if err != nil {
+		o.fail(err)
+		return o.stop()
+	}
+	frame, err := o.frames.event(ev)
+	if err != nil {
+		o.fail(err)
+		return o.stop()
+	}
+	if o.sw == nil && !o.open() {
+		return o.stop()
+	}
+	err = o.sw.Data(frame)
+	o.frames.written()
+	if err != nil {
+		return o.stop() // the client is gone; stopping the sequence ends the stream
+	}
+	return true
+}
+
+func (o *eventWriter) stop() bool {
+	o.stopped = true
+	return false
+}
+
+// open starts the event stream with its first event at hand. When w cannot
+// flush it answers the internal error instead and reports false.
+func (o *eventWriter) open() bool {
+	sw, ok := eventstream.Open(o.w, eventstream.Options{
+		WriteTimeout: o.s.cfg.StreamWriteTimeout,
+		Heartbeat:    o.s.heartbeat,
+		OnPanic:      o.heartbeatPanicked,
+	})
+	if !ok {
+		o.s.log.ErrorContext(o.ctx, "a2a: the ResponseWriter cannot flush; streaming is impossible", "method", o.method)
+		o.frames.written()
+		o.frames.refuse(o.w, internalError())
+		return false
+	}
+	o.sw = sw
+	return true
+}
+
+func (o *eventWriter) heartbeatPanicked(p any) {
+	o.s.logPanic(o.ctx, o.where+" heartbeat", o.method, p)
+}
+
+// fail answers err: a plain error response before the stream started, its
+// last event after.
+func (o *eventWriter) fail(err error) {
+	if o.ctx.Err() != nil {
+		return // the client is gone; nobody reads an answer
+	}
+	e := o.s.failure(o.ctx, o.method, err)
+	if o.sw == nil {
+		o.frames.refuse(o.w, e)
+		return
+	}
+	_ = o.sw.Data(o.frames.failure(e))
+}
+
+func (o *eventWriter) close() {
+	if o.sw != nil {
+		o.sw.Close()
 	}
 }

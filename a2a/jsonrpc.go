@@ -39,6 +39,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"iter"
 	"net/http"
 
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
@@ -116,17 +117,34 @@ func (q *rpcRequest) method() string {
 // streams reports a streaming method.
 func (q *rpcRequest) streams() bool { return q.op != nil && q.op.events != nil }
 
+// ServeHTTP answers the request, then writes its stream when it opened
+// one. The stream runs beneath this small frame alone, once the large
+// frames of reading and dispatching the request are gone: an open stream
+// waits on this goroutine for as long as its task is idle, and the runtime
+// shrinks a waiting goroutine's stack only when little of it is in use.
 func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if st := h.serveRequest(w, r); st != nil {
+		st.serve(r.Context())
+	}
+}
+
+// serveRequest answers the request, or returns the stream it opened,
+// which then owns the request's buffers.
+func (h *rpcHandler) serveRequest(w http.ResponseWriter, r *http.Request) (st *rpcFrames) {
 	s := h.s
 	if r.Method != http.MethodPost {
 		httpbody.Abandon(w, r)
 		w.Header().Set("Allow", http.MethodPost)
 		s.writeRPC(w, http.StatusMethodNotAllowed, appendRPCError(nil, nil, invalidRequest("only POST is allowed")))
-		return
+		return nil
 	}
 	ctx := r.Context()
 	b := h.bufs.get(w)
-	defer h.bufs.put(b)
+	defer func() {
+		if st == nil {
+			h.bufs.put(b)
+		}
+	}()
 	tw := &b.rw
 	defer s.recoverResponse(ctx, "JSON-RPC request", tw, func() {
 		b.out.Reset()
@@ -146,7 +164,7 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// waited for.
 			httpbody.Abandon(tw, r)
 			s.writeRPC(tw, rpcStatus(refusal, true), appendRPCError(b.out.AvailableBuffer(), nil, refusal))
-			return
+			return nil
 		}
 		// A version the caller may not use is answered per request.
 	} else {
@@ -155,39 +173,40 @@ func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e := s.readBody(tw, r, &b.body, parseError()); e != nil {
 		// A body the client stopped sending is not a request.
 		s.writeRPC(tw, rpcStatus(e, true), appendRPCError(b.out.AvailableBuffer(), nil, e))
-		return
+		return nil
 	}
 	body := jsonbytes.TrimSpace(b.body.Bytes())
 	if !jsonbytes.Valid(body) {
 		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, parseError()))
-		return
+		return nil
 	}
 	switch body[0] {
 	case '[':
 		h.serveBatch(tw, r, b, body, c, refusal)
 	case '{':
-		h.serveOne(tw, r, b, body, c, refusal)
+		return h.serveOne(tw, r, b, body, c, refusal)
 	default:
 		s.writeRPC(tw, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), nil, invalidRequest("request must be a JSON object")))
 	}
+	return nil
 }
 
-// serveOne answers a single request object. refusal, when set, is the
-// answer prepare gave the HTTP request.
-func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *buffers, raw []byte, c *call, refusal *Error) {
+// serveOne answers a single request object, or returns the stream it
+// opened. refusal, when set, is the answer prepare gave the HTTP request.
+func (h *rpcHandler) serveOne(w *trackedWriter, r *http.Request, b *buffers, raw []byte, c *call, refusal *Error) *rpcFrames {
 	s := h.s
 	q, bad := parseEnvelope(raw)
 	switch {
 	case bad != nil:
 		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, bad))
-		return
+		return nil
 	case q.notification():
 		// Not executed, never answered (see notification).
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	case refusal != nil:
 		s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, refusal))
-		return
+		return nil
 	}
 	ctx := r.Context()
 	if q.streams() {
@@ -195,13 +214,13 @@ func (h *rpcHandler) serveOne(w http.ResponseWriter, r *http.Request, b *buffers
 		if err != nil {
 			e := s.failure(ctx, q.method(), err)
 			s.writeRPC(w, http.StatusOK, appendRPCError(b.out.AvailableBuffer(), q.id, e))
-			return
+			return nil
 		}
-		s.writeEvents(ctx, w, "JSON-RPC stream", q.method(), events, &rpcFrames{s: s, pool: &h.bufs, b: b, id: q.id})
-		return
+		return &rpcFrames{s: s, pool: &h.bufs, b: b, id: q.id, method: q.method(), events: events, rw: *w}
 	}
 	h.answer(ctx, c, &q, b)
 	s.writeRPC(w, http.StatusOK, b.out.Bytes())
+	return nil
 }
 
 // answer runs one unary request and appends its response to b.out.
@@ -244,33 +263,40 @@ func (h *rpcHandler) params(q *rpcRequest, req any, id *wire.TaskID) error {
 	return s.bindTaskID(string(*id), id)
 }
 
-// rpcFrames encodes a stream: every event is a whole JSON-RPC response
-// echoing the request id, with one StreamResponse as result (OpenWOP
-// interop map, a2a.operations); an error is a JSON-RPC error response.
-// An open stream may idle for long, so it holds no buffer storage: each
-// event is encoded in buffers of the pool, taken for it and given back
-// once it is written, and the request's buffers (the decoded request and
-// the tracked writer are in them) let their storage go at the first event
-// (shed).
+// rpcFrames is one stream of the binding: every event is a whole JSON-RPC
+// response echoing the request id, with one StreamResponse as result
+// (OpenWOP interop map, a2a.operations); an error is a JSON-RPC error
+// response. An open stream may idle for long, so it holds no pooled
+// buffers while it waits: the request's (the body the id aliases, the
+// decoded request the sequence opens from) encode the first event and go
+// back to the pool once it is written; every later event is encoded in
+// buffers of the pool taken for it and given back once it is written.
+// The stream answers through a tracked writer of its own, as the
+// request's goes back to the pool with its buffers.
 type rpcFrames struct {
-	s    *Server
-	pool *bufferPool
-	b    *buffers // the request's
-	id   []byte
-	ev   *buffers // the event's, between event and written
-	shed bool
+	s      *Server
+	pool   *bufferPool
+	b      *buffers // the request's, until the first event is written
+	id     []byte
+	method string
+	events iter.Seq2[wire.Event, error]
+	rw     trackedWriter
+	ev     *buffers // the event's, between event and written
+}
+
+// serve writes the stream: ServeHTTP's, once the request is read.
+func (f *rpcFrames) serve(ctx context.Context) {
+	defer f.release()
+	defer f.s.recoverResponse(ctx, "JSON-RPC request", &f.rw, func() {
+		f.s.writeRPC(&f.rw, http.StatusOK, appendRPCError(nil, nil, internalError()))
+	})
+	f.s.writeEvents(ctx, &f.rw, "JSON-RPC stream", f.method, f.events, f)
 }
 
 func (f *rpcFrames) event(ev wire.Event) ([]byte, error) {
-	if !f.shed {
-		// The body is read and decoded, the id aliases it; this is not
-		// done before the stream starts, as a frame more on the stack the
-		// stream idles on is what keeps it from shrinking.
-		f.id = bytes.Clone(f.id)
-		f.b.body, f.b.out = bytes.Buffer{}, bytes.Buffer{}
-		f.shed = true
+	if f.ev = f.b; f.ev == nil {
+		f.ev = f.pool.get(nil)
 	}
-	f.ev = f.pool.get(nil)
 	if err := appendRPCResult(f.ev, f.id, resultPlain, wire.StreamResponse{Event: ev}); err != nil {
 		f.written()
 		return nil, err
@@ -279,13 +305,32 @@ func (f *rpcFrames) event(ev wire.Event) ([]byte, error) {
 }
 
 func (f *rpcFrames) written() {
-	if f.ev != nil {
-		f.pool.put(f.ev)
-		f.ev = nil
+	if f.ev == nil {
+		return
+	}
+	if f.ev == f.b {
+		// The sequence has opened (its operation copied what it keeps of
+		// the request): only the id, which aliases the body, is kept.
+		f.id = bytes.Clone(f.id)
+		f.b = nil
+	}
+	f.pool.put(f.ev)
+	f.ev = nil
+}
+
+// release gives the request's buffers back if no event took them.
+func (f *rpcFrames) release() {
+	f.written()
+	if f.b != nil {
+		f.pool.put(f.b)
+		f.b = nil
 	}
 }
 
 func (f *rpcFrames) failure(e *Error) []byte {
+	if f.b == nil {
+		return appendRPCError(nil, f.id, e)
+	}
 	f.b.out.Reset()
 	return appendRPCError(f.b.out.AvailableBuffer(), f.id, e)
 }

@@ -9,6 +9,7 @@ package a2a
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"iter"
 	"net/http"
@@ -96,7 +97,17 @@ type restHandler struct {
 	bufs bufferPool
 }
 
+// ServeHTTP answers the request, then writes its stream when it opened
+// one, beneath this small frame alone (see rpcHandler.ServeHTTP).
 func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if st := h.serveRequest(w, r); st != nil {
+		st.serve(r.Context())
+	}
+}
+
+// serveRequest answers the request, or returns the stream it opened,
+// which then owns the request's buffers.
+func (h *restHandler) serveRequest(w http.ResponseWriter, r *http.Request) (st *restStream) {
 	s := h.s
 	rt, refusal := matchREST(r.Method, r.URL.EscapedPath())
 	if refusal != nil {
@@ -104,10 +115,14 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", refusal.allow)
 		}
 		s.writeStatusError(w, refusal.err)
-		return
+		return nil
 	}
 	b := h.bufs.get(w)
-	defer h.bufs.put(b)
+	defer func() {
+		if st == nil {
+			h.bufs.put(b)
+		}
+	}()
 	tw, ctx := &b.rw, r.Context()
 	defer s.recoverResponse(ctx, "HTTP+JSON request", tw, func() { s.writeStatusError(tw, internalError()) })
 
@@ -129,11 +144,41 @@ func (h *restHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.writeStatusError(tw, s.failure(ctx, rt.op.method, err))
 	case events != nil:
-		s.writeEvents(ctx, tw, "HTTP+JSON stream", rt.op.method, events, restFrames{s})
+		return &restStream{restFrames: restFrames{s}, pool: &h.bufs, b: b, method: rt.op.method, events: events, rw: *tw}
 	default:
 		if err := writeJSON(tw, b, rt.op.result, result); err != nil {
 			s.writeStatusError(tw, s.failure(ctx, rt.op.method, err))
 		}
+	}
+	return nil
+}
+
+// restStream is one stream of the binding. The request's buffers (the
+// decoded request the sequence opens from) go back to the pool once the
+// first event is written, so an open stream holds none while it waits; it
+// answers through a tracked writer of its own.
+type restStream struct {
+	restFrames
+	pool   *bufferPool
+	b      *buffers // the request's, until the first event is written
+	method string
+	events iter.Seq2[wire.Event, error]
+	rw     trackedWriter
+}
+
+// serve writes the stream: ServeHTTP's, once the request is read.
+func (st *restStream) serve(ctx context.Context) {
+	defer st.written()
+	defer st.s.recoverResponse(ctx, "HTTP+JSON request", &st.rw, func() { st.s.writeStatusError(&st.rw, internalError()) })
+	st.s.writeEvents(ctx, &st.rw, "HTTP+JSON stream", st.method, st.events, st)
+}
+
+// written gives the request's buffers back: the sequence has opened, and
+// its operation copied what it keeps of the request.
+func (st *restStream) written() {
+	if st.b != nil {
+		st.pool.put(st.b)
+		st.b = nil
 	}
 }
 

@@ -31,22 +31,27 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 	if err != nil {
 		return nil, err
 	}
-	f := &follower{s: s, ctx: ctx, c: c, stopAtInterrupt: stopAtInterrupt, first: first, last: run.Status}
+	f := &follower{s: s, ctx: ctx, subject: c.subject, stopAtInterrupt: stopAtInterrupt, first: first, last: run.Status}
 	if f.done(run.Status) {
 		return f.only, nil
 	}
-	wctx, release := s.untilDrain(ctx)
-	events, err := s.cfg.Store.WatchRun(wctx, c.subject, run.ID, run.LastSequence)
+	// The watch ends with ctx or when the server drains (openStreams).
+	f.wctx, f.link.cancel = context.WithCancel(ctx)
+	if !s.streams.add(&f.link) {
+		f.link.cancel()
+		return f.only, nil // drained before the watch opened
+	}
+	events, err := s.cfg.Store.WatchRun(f.wctx, c.subject, run.ID, run.LastSequence)
 	if err != nil {
-		release()
-		if wctx.Err() != nil && ctx.Err() == nil {
-			return f.only, nil // drained before the watch opened
+		f.release()
+		if f.wctx.Err() != nil && ctx.Err() == nil {
+			return f.only, nil // drained as the watch opened
 		}
 		return nil, s.taskRefusal(ctx, "WatchRun", err)
 	}
 	// The stream keeps of the run only what its updates name.
-	f.run = interop.Run{ID: run.ID, ContextID: run.ContextID}
-	f.wctx, f.events, f.release = wctx, events, release
+	f.runID, f.contextID = run.ID, run.ContextID
+	f.events = events
 	return f.all, nil
 }
 
@@ -58,15 +63,19 @@ func (s *Server) follow(ctx context.Context, c *call, run interop.Run, v taskVie
 type follower struct {
 	s               *Server
 	ctx, wctx       context.Context
-	c               *call
+	subject         interop.Subject // the caller's, the request's call let go
 	stopAtInterrupt bool
 	first           wire.Event
-	run             interop.Run // ID and ContextID only
+	runID           string
+	contextID       string
 	last            interop.RunStatus
 	events          iter.Seq2[interop.RunEvent, error]
-	release         func()
+	link            streamLink // the watch's, among the server's open streams
 	yield           func(wire.Event, error) bool
 }
+
+// release ends the watch.
+func (f *follower) release() { f.s.streams.remove(&f.link) }
 
 func (f *follower) done(st interop.RunStatus) bool {
 	return st.Terminal() || f.stopAtInterrupt && st.Suspended()
@@ -95,7 +104,9 @@ func (f *follower) step(ev interop.RunEvent, err error) bool {
 		}
 		return false
 	}
-	return f.s.relay(f.ctx, f.c, &f.run, &ev, &f.last, f.yield) && !f.done(ev.Status)
+	run := interop.Run{ID: f.runID, ContextID: f.contextID}
+	c := call{subject: f.subject}
+	return f.s.relay(f.ctx, &c, &run, &ev, &f.last, f.yield) && !f.done(ev.Status)
 }
 
 // relay yields what one watch event of run shows: an artifactUpdate for an
@@ -128,14 +139,25 @@ func (s *Server) relay(ctx context.Context, c *call, run *interop.Run, ev *inter
 // open is the stream's first and only element, answered by the binding
 // as a plain error.
 func lazily(open func() (iter.Seq2[wire.Event, error], error)) iter.Seq2[wire.Event, error] {
-	return func(yield func(wire.Event, error) bool) {
-		events, err := open()
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		events(yield)
+	return (&lazySeq{open: open}).all
+}
+
+// lazySeq is the state of one lazily sequence: open is let go once it
+// ran, and with it what opening needed (the request, the call), which an
+// open stream no longer does.
+type lazySeq struct {
+	open func() (iter.Seq2[wire.Event, error], error)
+}
+
+func (l *lazySeq) all(yield func(wire.Event, error) bool) {
+	open := l.open
+	l.open = nil
+	events, err := open()
+	if err != nil {
+		yield(nil, err)
+		return
 	}
+	events(yield)
 }
 
 // statusAt projects the status an event moved the run to and, when that
