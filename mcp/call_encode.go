@@ -1,19 +1,28 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
 	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // marshalCallToolResult is mount.Marshal(res), byte for byte, written by
 // appendCallToolResult without reflection; structured content that is not
-// valid JSON is left to mount.Marshal, which refuses it.
+// valid JSON is refused with the error mount.Marshal gives it.
 // FuzzAppendCallToolResult holds the two together.
 func marshalCallToolResult(res *callToolResultJSON) ([]byte, error) {
 	if b, ok := appendCallToolResult(make([]byte, 0, 256), res); ok {
 		return b, nil
 	}
-	return mount.Marshal(res)
+	// Only the structured content can be refused. Marshalling a copy of
+	// it alone keeps res and what it points to off the heap.
+	if _, err := mount.Marshal(json.RawMessage(bytes.Clone(res.StructuredContent))); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("mcp: structured content is not valid JSON")
 }
 
 // appendCallToolResult appends res as mount.Marshal encodes it (members in

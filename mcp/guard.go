@@ -321,9 +321,8 @@ func checkHeaders(r *http.Request, msg *rpcMessage) error {
 		return newError(codeHeaderMismatch, "Header mismatch: one Mcp-Name header is required")
 	}
 	header, ok := decodeHeaderValue(strings.TrimSpace(values[0]))
-	var body string
 	raw, present := msg.params[member]
-	if !ok || !present || json.Unmarshal(raw, &body) != nil || body != header {
+	if !ok || !present || !stringValueIs(raw, header) {
 		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name must equal params."+member)
 	}
 	return nil
@@ -357,6 +356,16 @@ func stringValue(raw json.RawMessage) (string, bool) {
 	}
 	s, err := jsonbytes.Unquote(contents, escaped || !utf8.Valid(contents))
 	return s, err == nil
+}
+
+// stringValueIs reports whether stringValue(raw) is want, without
+// allocating for a plain string (the common case: no escapes, valid UTF-8).
+func stringValueIs(raw json.RawMessage, want string) bool {
+	if contents, escaped := jsonbytes.StringContents(raw); contents != nil && !escaped && utf8.Valid(contents) {
+		return string(contents) == want
+	}
+	s, ok := stringValue(raw)
+	return ok && s == want
 }
 
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON

@@ -79,8 +79,10 @@ type flight struct {
 	// must not cancel the run it was just told about.
 	mu      sync.Mutex
 	sending bool
-	written chan struct{}
-	sent    bool // set before written is closed
+	// written is done once the write's outcome is known; a WaitGroup
+	// rather than a channel, so that the flight is one allocation.
+	written sync.WaitGroup
+	sent    bool // set before written is done
 	// handedOver, when set, runs once the answer reached the client and
 	// the ownership ended (the binding calls it).
 	handedOver func()
@@ -90,7 +92,7 @@ type flight struct {
 // request through the flight (c.owner).
 func (s *Server) own(c *call, runID string) {
 	r := c.r
-	f := &flight{s: s, sub: c.Subject, runID: runID, key: flightKey(r, c.Subject, c.id), written: make(chan struct{})}
+	f := &flight{s: s, sub: c.Subject, runID: runID, key: flightKey(r, c.Subject, c.id)}
 	c.owner = f
 	s.inflight.add(f)
 	f.counted = s.begin()
@@ -110,7 +112,7 @@ func (f *flight) disconnected() {
 	sending := f.sending
 	f.mu.Unlock()
 	if sending {
-		<-f.written
+		f.written.Wait()
 		if f.sent {
 			return
 		}
@@ -139,12 +141,13 @@ func (f *flight) cancel(reason string) {
 func (f *flight) deliver(write func() bool) (sent bool) {
 	f.mu.Lock()
 	f.sending = true
+	f.written.Add(1)
 	f.mu.Unlock()
 	// Deferred, so that a write that panics still ends the ownership
 	// (and the disconnect watch, which waits on written, is not stuck).
 	defer func() {
 		f.sent = sent
-		close(f.written)
+		f.written.Done()
 		f.end(sent)
 	}()
 	return write()
@@ -153,7 +156,6 @@ func (f *flight) deliver(write func() bool) (sent bool) {
 // abandon ends the ownership of a request whose client is gone without
 // writing anything.
 func (f *flight) abandon() {
-	close(f.written)
 	f.end(false)
 }
 
@@ -217,7 +219,10 @@ func (e *callEntry) cancel(string) { e.stop() }
 // one connection to the host makes them one client here, unless the
 // host's SubjectResolver gives them distinct principals.
 func flightKey(r *http.Request, sub interop.Subject, id []byte) string {
-	b := make([]byte, 0, len(sub.Tenant)+len(sub.Workspace)+len(sub.Principal)+len(id)+16)
+	// Built on the stack: only the key itself is allocated, unless it is
+	// longer than the buffer.
+	var buf [160]byte
+	b := buf[:0]
 	for _, f := range [...]string{sub.Tenant, sub.Workspace, sub.Principal} {
 		b = appendField(b, f)
 	}

@@ -24,7 +24,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -257,11 +259,39 @@ func (s *Server) write(x *exchange, res answer, err error) bool {
 		res.stream(st)
 		return true
 	}
-	body := s.appendResponse(make([]byte, 0, len(res.body)+160), id, res.body)
-	if writeJSON(x, http.StatusOK, body) != nil {
+	buf := s.replies.get(len(res.body) + 160)
+	defer s.replies.put(buf)
+	*buf = s.appendResponse(*buf, id, res.body)
+	if writeJSON(x, http.StatusOK, *buf) != nil {
 		return false
 	}
 	return http.NewResponseController(x).Flush() == nil
+}
+
+// replyBuffers recycles the buffers JSON answers are assembled in: a
+// ResponseWriter does not keep what it is handed (io.Writer), so a buffer
+// is free again once the answer is written.
+type replyBuffers struct{ pool sync.Pool }
+
+// maxReplyBuffer is the largest buffer kept for reuse; a rare long answer
+// (a full tools/list page) does not pin its memory.
+const maxReplyBuffer = 64 << 10
+
+// get returns an empty buffer with room for n bytes.
+func (p *replyBuffers) get(n int) *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		*b = slices.Grow((*b)[:0], n)
+		return b
+	}
+	b := make([]byte, 0, n)
+	return &b
+}
+
+func (p *replyBuffers) put(b *[]byte) {
+	if cap(*b) <= maxReplyBuffer {
+		*b = (*b)[:0]
+		p.pool.Put(b)
+	}
 }
 
 // writePanicked answers a request whose handler panicked with -32603
@@ -381,7 +411,7 @@ func decodeMessage(body []byte) (rpcMessage, *Error) {
 	default:
 		return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
 	}
-	msg.method = q.MethodName()
+	msg.method = methodName(&q)
 	if q.Params != nil {
 		params, ok := paramMembers(q.Params)
 		if !ok {
@@ -445,6 +475,29 @@ func knownName(raw []byte) (string, bool) {
 		return TasksExtension, true
 	}
 	return "", false
+}
+
+// methodName is q's method, as the constant when the mount serves or
+// refuses it by name, so that an ordinary request allocates no string for
+// it.
+func methodName(q *jsonrpc.Request) string {
+	if !q.MethodEscaped {
+		switch string(q.Method) {
+		case methodToolsCall:
+			return methodToolsCall
+		case methodToolsList:
+			return methodToolsList
+		case methodDiscover:
+			return methodDiscover
+		case methodListen:
+			return methodListen
+		case methodTasksGet:
+			return methodTasksGet
+		case methodNotifyCancelled:
+			return methodNotifyCancelled
+		}
+	}
+	return q.MethodName()
 }
 
 // validID reports whether raw is a JSON string or number. MCP ids are

@@ -59,6 +59,13 @@ func Run(ctx context.Context, store Store, sub interop.Subject, run interop.Run,
 	if w.Settled(run.Status) || w.Limit <= 0 {
 		return run, nil
 	}
+	if waiter, ok := store.(interop.RunWaiter); ok {
+		// The store checks the status before it waits: a run settled by
+		// now is answered without arming the limit (bound).
+		wctx := newBound(ctx, w.Stop, w.Limit)
+		defer wctx.release()
+		return waitStatus(ctx, wctx, waiter, store, sub, run, w.Settled)
+	}
 	wctx, cancel := context.WithTimeout(ctx, w.Limit)
 	defer cancel()
 	if w.Stop != nil {
@@ -66,9 +73,6 @@ func Run(ctx context.Context, store Store, sub interop.Subject, run interop.Run,
 			cancel()
 		}
 		defer context.AfterFunc(w.Stop, cancel)()
-	}
-	if waiter, ok := store.(interop.RunWaiter); ok {
-		return waitStatus(ctx, wctx, waiter, store, sub, run, w.Settled)
 	}
 	settled := w.Settled // the one value the loop body below captures
 	for {
