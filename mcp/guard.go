@@ -50,9 +50,10 @@ import (
 )
 
 // Header names of the streamable-HTTP transport (matched
-// case-insensitively by net/http).
+// case-insensitively by net/http), spelled canonically so that reading
+// them allocates no canonical copy.
 const (
-	headerProtocolVersion = "MCP-Protocol-Version"
+	headerProtocolVersion = "Mcp-Protocol-Version"
 	headerMethod          = "Mcp-Method"
 	headerName            = "Mcp-Name"
 )
@@ -259,15 +260,16 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 	if err := checkHeaders(r, &msg); err != nil {
 		return err
 	}
-	var meta map[string]json.RawMessage
-	if raw, ok := msg.params["_meta"]; ok && len(raw) > 0 && raw[0] == '{' {
-		meta, _ = paramMembers(raw) // a valid object: cannot fail
+	rawMeta, ok := msg.params["_meta"]
+	if !ok || len(rawMeta) == 0 || rawMeta[0] != '{' {
+		rawMeta = nil
 	}
+	meta := readMeta(rawMeta)
 	requested := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	var metaVersion string
-	rawVersion, versionOK := meta[metaProtocolVersion]
+	versionOK := meta.protocolVersion != nil
 	if versionOK {
-		metaVersion, versionOK = stringValue(rawVersion)
+		metaVersion, versionOK = stringValue(meta.protocolVersion)
 	}
 	if versionOK && metaVersion != requested {
 		return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
@@ -288,16 +290,74 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 			Requested string   `json:"requested"`
 		}{d.Supported, d.RequestedRaw})
 	}
-	c.Meta = meta
+	if rawMeta != nil && s.opts.Extension != nil {
+		// Only an extension reads _meta whole (mount.Call.Meta).
+		c.Meta, _ = paramMembers(rawMeta) // a valid object: cannot fail
+	}
 	if !versionOK {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
 	}
-	caps, ok := meta[metaClientCapabilities]
-	if !ok || !parseCaps(caps, &c.Caps) {
+	if meta.clientCapabilities == nil || !parseCaps(meta.clientCapabilities, &c.Caps) {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/clientCapabilities is required")
 	}
-	c.trace = traceFrom(r, meta)
+	c.trace = traceFrom(r, meta.traceParent, meta.traceState)
 	return nil
+}
+
+// requestMeta holds the members of params._meta the guard reads, each
+// nil when absent.
+type requestMeta struct {
+	protocolVersion, clientCapabilities json.RawMessage
+	traceParent, traceState             json.RawMessage
+}
+
+// readMeta picks the guard's members out of the _meta object raw (nil
+// for none) as paramMembers would split it — names unquoted, the last of
+// duplicated names kept — without building a map.
+func readMeta(raw []byte) requestMeta {
+	var m requestMeta
+	if raw == nil {
+		return m
+	}
+	sc := jsonbytes.Scanner{Data: raw}
+	_ = sc.Members(func(name []byte, escaped bool, value []byte) error {
+		switch {
+		case memberIs(name, escaped, metaProtocolVersion):
+			m.protocolVersion = value
+		case memberIs(name, escaped, metaClientCapabilities):
+			m.clientCapabilities = value
+		case memberIs(name, escaped, metaTraceParent):
+			m.traceParent = value
+		case memberIs(name, escaped, metaTraceState):
+			m.traceState = value
+		}
+		return nil
+	})
+	return m
+}
+
+// memberIs reports whether a raw member name, unquoted as paramMembers
+// unquotes it, is want; a plain name is compared without a copy.
+func memberIs(name []byte, escaped bool, want string) bool {
+	if !escaped && utf8.Valid(name) {
+		return string(name) == want
+	}
+	key, err := jsonbytes.Unquote(name, true)
+	return err == nil && key == want
+}
+
+// member is the last value of the member called name in the valid JSON
+// object raw, nil when it has none.
+func member(raw []byte, name string) json.RawMessage {
+	var v json.RawMessage
+	sc := jsonbytes.Scanner{Data: raw}
+	_ = sc.Members(func(n []byte, escaped bool, value []byte) error {
+		if memberIs(n, escaped, name) {
+			v = value
+		}
+		return nil
+	})
+	return v
 }
 
 // checkHeaders compares Mcp-Method and Mcp-Name with the body (guard step 6).
@@ -369,41 +429,41 @@ func stringValueIs(raw json.RawMessage, want string) bool {
 }
 
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON
-// object; members of any other shape count as not declared.
+// object; members of any other shape count as not declared. The members
+// are looked up in place: a capabilities object is small, and splitting
+// it into maps cost more than reading it.
 func parseCaps(raw json.RawMessage, out *mount.Caps) bool {
 	if len(raw) == 0 || raw[0] != '{' {
 		return false
 	}
-	caps, ok := paramMembers(raw)
-	if !ok {
+	sc := jsonbytes.Scanner{Data: raw}
+	if sc.Members(func([]byte, bool, []byte) error { return nil }) != nil {
 		return false
 	}
-	if modes, ok := objectMember(caps, "elicitation"); ok {
+	if modes, ok := objectMember(raw, "elicitation"); ok {
 		out.Elicitation = true
-		_, form := modes["form"]
-		_, url := modes["url"]
+		form := member(modes, "form") != nil
+		url := member(modes, "url") != nil
 		out.ElicitationForm = form || !url
 		out.ElicitationURL = url
 	}
-	if sub, ok := objectMember(caps, "sampling"); ok {
+	if sub, ok := objectMember(raw, "sampling"); ok {
 		out.Sampling = true
 		_, out.SamplingTools = objectMember(sub, "tools")
 		_, out.SamplingContext = objectMember(sub, "context")
 	}
-	_, out.Roots = objectMember(caps, "roots")
-	if exts, ok := objectMember(caps, "extensions"); ok {
+	_, out.Roots = objectMember(raw, "roots")
+	if exts, ok := objectMember(raw, "extensions"); ok {
 		_, out.Tasks = objectMember(exts, TasksExtension)
 	}
 	return true
 }
 
-// objectMember returns m[name] decoded when it is a JSON object.
-func objectMember(m map[string]json.RawMessage, name string) (map[string]json.RawMessage, bool) {
-	raw, ok := m[name]
-	if !ok || len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	return paramMembers(raw)
+// objectMember returns the member called name of the object raw when it
+// is a JSON object.
+func objectMember(raw []byte, name string) (json.RawMessage, bool) {
+	v := member(raw, name)
+	return v, len(v) > 0 && v[0] == '{'
 }
 
 // missingCapability is -32021 naming what the request did not declare, as
