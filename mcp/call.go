@@ -29,15 +29,16 @@ type callParams struct {
 	mount.Round
 }
 
-func parseCallParams(p map[string]json.RawMessage) (callParams, *Error) {
+func parseCallParams(p mount.Params) (callParams, *Error) {
 	var cp callParams
-	name, ok := stringValue(p["name"])
+	rawName, _ := p.Get("name")
+	name, ok := stringValue(rawName)
 	if !ok {
 		return cp, errInvalidParams("Invalid params: name must be a string")
 	}
 	cp.name = name
 	cp.args = json.RawMessage(`{}`)
-	if raw, ok := p["arguments"]; ok && string(raw) != "null" {
+	if raw, ok := p.Get("arguments"); ok && string(raw) != "null" {
 		if raw[0] != '{' {
 			return cp, errInvalidParams("Invalid params: arguments must be an object")
 		}

@@ -247,7 +247,7 @@ func (s *Server) notification(r *http.Request, sub interop.Subject, msg *rpcMess
 		return answer{}, newError(codeHeaderMismatch, "Header mismatch: Mcp-Method does not match the body's method")
 	}
 	if msg.method == methodNotifyCancelled {
-		if id, ok := msg.params["requestId"]; ok && validID(id) {
+		if id, ok := msg.params.Get("requestId"); ok && validID(id) {
 			s.inflight.cancel(flightKey(r, sub, id))
 		}
 	}
@@ -260,7 +260,7 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 	if err := checkHeaders(r, &msg); err != nil {
 		return err
 	}
-	rawMeta, ok := msg.params["_meta"]
+	rawMeta, ok := msg.params.Get("_meta")
 	if !ok || len(rawMeta) == 0 || rawMeta[0] != '{' {
 		rawMeta = nil
 	}
@@ -322,13 +322,13 @@ func readMeta(raw []byte) requestMeta {
 	sc := jsonbytes.Scanner{Data: raw}
 	_ = sc.Members(func(name []byte, escaped bool, value []byte) error {
 		switch {
-		case memberIs(name, escaped, metaProtocolVersion):
+		case mount.MemberIs(name, escaped, metaProtocolVersion):
 			m.protocolVersion = value
-		case memberIs(name, escaped, metaClientCapabilities):
+		case mount.MemberIs(name, escaped, metaClientCapabilities):
 			m.clientCapabilities = value
-		case memberIs(name, escaped, metaTraceParent):
+		case mount.MemberIs(name, escaped, metaTraceParent):
 			m.traceParent = value
-		case memberIs(name, escaped, metaTraceState):
+		case mount.MemberIs(name, escaped, metaTraceState):
 			m.traceState = value
 		}
 		return nil
@@ -336,27 +336,10 @@ func readMeta(raw []byte) requestMeta {
 	return m
 }
 
-// memberIs reports whether a raw member name, unquoted as paramMembers
-// unquotes it, is want; a plain name is compared without a copy.
-func memberIs(name []byte, escaped bool, want string) bool {
-	if !escaped && utf8.Valid(name) {
-		return string(name) == want
-	}
-	key, err := jsonbytes.Unquote(name, true)
-	return err == nil && key == want
-}
-
 // member is the last value of the member called name in the valid JSON
 // object raw, nil when it has none.
 func member(raw []byte, name string) json.RawMessage {
-	var v json.RawMessage
-	sc := jsonbytes.Scanner{Data: raw}
-	_ = sc.Members(func(n []byte, escaped bool, value []byte) error {
-		if memberIs(n, escaped, name) {
-			v = value
-		}
-		return nil
-	})
+	v, _ := mount.ParamsOf(raw).Get(name)
 	return v
 }
 
@@ -381,7 +364,7 @@ func checkHeaders(r *http.Request, msg *rpcMessage) error {
 		return newError(codeHeaderMismatch, "Header mismatch: one Mcp-Name header is required")
 	}
 	header, ok := decodeHeaderValue(strings.TrimSpace(values[0]))
-	raw, present := msg.params[member]
+	raw, present := msg.params.Get(member)
 	if !ok || !present || !stringValueIs(raw, header) {
 		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name must equal params."+member)
 	}

@@ -372,8 +372,8 @@ type rpcMessage struct {
 	// id is the raw JSON id (a string or a number); nil for a notification.
 	id     json.RawMessage
 	method string
-	// params are the members of the params object (nil when absent).
-	params map[string]json.RawMessage
+	// params are the members of the params object (none when absent).
+	params mount.Params
 }
 
 func (m *rpcMessage) notification() bool { return m.id == nil }
@@ -412,13 +412,8 @@ func decodeMessage(body []byte) (rpcMessage, *Error) {
 		return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
 	}
 	msg.method = methodName(&q)
-	if q.Params != nil {
-		params, ok := paramMembers(q.Params)
-		if !ok {
-			return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
-		}
-		msg.params = params
-	}
+	// jsonrpc.Parse checked that params, when present, is an object.
+	msg.params = mount.ParamsOf(q.Params)
 	return msg, nil
 }
 

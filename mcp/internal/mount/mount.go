@@ -36,7 +36,7 @@ type Caps struct {
 // comes from the body (OpenWOP interop.md §Isolation).
 type Call struct {
 	// Params are the members of the request's params object.
-	Params  map[string]json.RawMessage
+	Params  Params
 	Subject interop.Subject
 	Caps    Caps
 	// Meta is the request's _meta object.
@@ -181,16 +181,16 @@ func unmarshalAs[T any](raw json.RawMessage) (T, error) {
 
 // ParseRound reads requestState and inputResponses; an explicit null
 // counts as absent. A refusal is reported as its -32602 message.
-func ParseRound(p map[string]json.RawMessage) (Round, string) {
+func ParseRound(p Params) (Round, string) {
 	var rp Round
-	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
+	if raw, ok := p.Get("requestState"); ok && string(raw) != "null" {
 		state, err := unmarshalAs[string](raw)
 		if err != nil {
 			return rp, BadRequestState
 		}
 		rp.State, rp.HasState = state, true
 	}
-	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
+	if raw, ok := p.Get("inputResponses"); ok && string(raw) != "null" {
 		if raw[0] != '{' {
 			return rp, MalformedResponses
 		}
