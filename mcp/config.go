@@ -191,6 +191,7 @@ type Server struct {
 	schemas  *schemaCache
 	inflight *inflightCalls
 	replies  replyBuffers
+	bodies   bodyBuffers
 
 	// life is cancelled by Close; background work (listen streams,
 	// disconnect cancellations) is counted in work so Close can wait.

@@ -39,6 +39,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/wopinterop/wopinterop/internal/admit"
@@ -223,12 +224,15 @@ var (
 
 // readBody reads the whole body within MaxBodyBytes and BodyTimeout
 // (internal/httpbody: memory follows the bytes received, never the
-// declared length). The buffer is not pooled: the decoded message aliases
-// it, and the host may keep what it is handed of it (a tool's arguments,
-// a run's inputs).
+// declared length). The decoded message aliases the bytes returned, and
+// the host may keep what it is handed of them (a tool's arguments, a run's
+// inputs), so they are the request's own: the body is read into a
+// recycled buffer and copied out at its size, since reading needs
+// bytes.MinRead bytes of room past it that would otherwise stay with every
+// request. A body too large to recycle its buffer for is returned as read.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	var buf bytes.Buffer
-	switch err := httpbody.Read(w, r, &buf, s.opts.MaxBodyBytes, s.opts.BodyTimeout); {
+	buf := s.bodies.get()
+	switch err := httpbody.Read(w, r, buf, s.opts.MaxBodyBytes, s.opts.BodyTimeout); {
 	case errors.Is(err, httpbody.ErrTooLarge):
 		return nil, errBodyTooLarge
 	case errors.Is(err, httpbody.ErrTooSlow):
@@ -236,7 +240,30 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	case err != nil:
 		return nil, errBodyIncomplete
 	}
-	return buf.Bytes(), nil
+	if buf.Cap() > maxRecycledBody {
+		return buf.Bytes(), nil
+	}
+	body := bytes.Clone(buf.Bytes())
+	s.bodies.put(buf)
+	return body, nil
+}
+
+// bodyBuffers recycles the buffers request bodies are read into.
+type bodyBuffers struct{ pool sync.Pool }
+
+// maxRecycledBody is the largest buffer kept for reuse.
+const maxRecycledBody = 64 << 10
+
+func (p *bodyBuffers) get() *bytes.Buffer {
+	if b, ok := p.pool.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (p *bodyBuffers) put(b *bytes.Buffer) {
+	b.Reset()
+	p.pool.Put(b)
 }
 
 // notification answers a JSON-RPC notification with 202. Only
