@@ -31,20 +31,22 @@ type callParams struct {
 
 func parseCallParams(p mount.Params) (callParams, *Error) {
 	var cp callParams
-	rawName, _ := p.Get("name")
+	var m [4]json.RawMessage // read in one pass
+	p.GetAll(m[:], "name", "arguments", "requestState", "inputResponses")
+	rawName, rawArgs := m[0], m[1]
 	name, ok := stringValue(rawName)
 	if !ok {
 		return cp, errInvalidParams("Invalid params: name must be a string")
 	}
 	cp.name = name
 	cp.args = json.RawMessage(`{}`)
-	if raw, ok := p.Get("arguments"); ok && string(raw) != "null" {
+	if raw := rawArgs; raw != nil && string(raw) != "null" {
 		if raw[0] != '{' {
 			return cp, errInvalidParams("Invalid params: arguments must be an object")
 		}
 		cp.args = raw
 	}
-	rp, msg := mount.ParseRound(p)
+	rp, msg := mount.ParseRoundMembers(m[2], m[3])
 	cp.Round = rp
 	if msg != "" {
 		return cp, errInvalidParams(msg)

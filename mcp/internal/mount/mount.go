@@ -182,15 +182,24 @@ func unmarshalAs[T any](raw json.RawMessage) (T, error) {
 // ParseRound reads requestState and inputResponses; an explicit null
 // counts as absent. A refusal is reported as its -32602 message.
 func ParseRound(p Params) (Round, string) {
+	var v [2]json.RawMessage
+	p.GetAll(v[:], "requestState", "inputResponses")
+	return ParseRoundMembers(v[0], v[1])
+}
+
+// ParseRoundMembers is ParseRound over the raw requestState and
+// inputResponses members (nil when absent), for a caller that read them
+// with others in one pass (Params.GetAll).
+func ParseRoundMembers(state, responses json.RawMessage) (Round, string) {
 	var rp Round
-	if raw, ok := p.Get("requestState"); ok && string(raw) != "null" {
+	if raw := state; raw != nil && string(raw) != "null" {
 		state, err := unmarshalAs[string](raw)
 		if err != nil {
 			return rp, BadRequestState
 		}
 		rp.State, rp.HasState = state, true
 	}
-	if raw, ok := p.Get("inputResponses"); ok && string(raw) != "null" {
+	if raw := responses; raw != nil && string(raw) != "null" {
 		if raw[0] != '{' {
 			return rp, MalformedResponses
 		}

@@ -89,10 +89,20 @@ func FuzzParamsGet(f *testing.F) {
 		if json.Unmarshal(raw, &want) != nil || want == nil {
 			return // the envelope decoder passes only objects
 		}
-		got, ok := ParamsOf(jsonbytes.TrimSpace(raw)).Get(name)
+		p := ParamsOf(jsonbytes.TrimSpace(raw))
+		got, ok := p.Get(name)
 		w, wantOK := want[name]
 		if ok != wantOK || string(got) != string(w) {
 			t.Fatalf("%q: Get(%q) = %q %v, want %q %v", raw, name, got, ok, w, wantOK)
+		}
+		if name == "arguments" {
+			return // GetAll's names are distinct
+		}
+		all := []json.RawMessage{json.RawMessage("stale"), nil}
+		p.GetAll(all, name, "arguments")
+		args, argsOK := want["arguments"]
+		if (all[0] != nil) != wantOK || string(all[0]) != string(w) || (all[1] != nil) != argsOK || string(all[1]) != string(args) {
+			t.Fatalf("%q: GetAll(%q, arguments) = %q", raw, name, all)
 		}
 	})
 }

@@ -38,6 +38,26 @@ func (p Params) Get(name string) (json.RawMessage, bool) {
 	return v, v != nil
 }
 
+// GetAll sets vals[i] to what Get(names[i]) returns (nil when absent),
+// reading the object once: a caller that needs several members does not
+// pay a scan for each. The names are distinct.
+func (p Params) GetAll(vals []json.RawMessage, names ...string) {
+	clear(vals)
+	if p.raw == nil {
+		return
+	}
+	sc := jsonbytes.Scanner{Data: p.raw}
+	_ = sc.Members(func(n []byte, escaped bool, value []byte) error {
+		for i, name := range names {
+			if MemberIs(n, escaped, name) {
+				vals[i] = value
+				break
+			}
+		}
+		return nil
+	})
+}
+
 // MemberIs reports whether a raw member name (its contents between the
 // quotes, and whether they hold escapes), unquoted as encoding/json
 // unquotes it, is want; a plain name is compared without a copy.
