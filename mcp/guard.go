@@ -284,11 +284,19 @@ func (s *Server) notification(r *http.Request, sub interop.Subject, msg *rpcMess
 // prepare runs guard steps 6–8 for a request and fills c.
 func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcMessage) error {
 	c.id, c.method, c.Params, c.Subject = msg.id, msg.method, msg.params, sub
-	if err := checkHeaders(r, &msg); err != nil {
+	// _meta and the member Mcp-Name names, read in one pass.
+	member := nameMember(msg.method)
+	var v [2]json.RawMessage
+	if member == "" {
+		v[0], _ = msg.params.Get("_meta")
+	} else {
+		msg.params.GetAll(v[:], "_meta", member)
+	}
+	if err := checkHeaders(r, msg.method, member, v[1]); err != nil {
 		return err
 	}
-	rawMeta, ok := msg.params.Get("_meta")
-	if !ok || len(rawMeta) == 0 || rawMeta[0] != '{' {
+	rawMeta := v[0]
+	if len(rawMeta) == 0 || rawMeta[0] != '{' {
 		rawMeta = nil
 	}
 	meta := readMeta(rawMeta)
@@ -371,19 +379,13 @@ func member(raw []byte, name string) json.RawMessage {
 }
 
 // checkHeaders compares Mcp-Method and Mcp-Name with the body (guard step 6).
-func checkHeaders(r *http.Request, msg *rpcMessage) error {
-	if strings.TrimSpace(r.Header.Get(headerMethod)) != msg.method {
+// member is the params member Mcp-Name names (nameMember), named its
+// value (nil when absent).
+func checkHeaders(r *http.Request, method, member string, named json.RawMessage) error {
+	if strings.TrimSpace(r.Header.Get(headerMethod)) != method {
 		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Method must equal the body's method")
 	}
-	var member string
-	switch msg.method {
-	case methodToolsCall, mount.MethodPromptsGet:
-		member = "name"
-	case mount.MethodResourcesRead:
-		member = "uri"
-	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
-		member = "taskId"
-	default:
+	if member == "" {
 		return nil
 	}
 	values := r.Header.Values(headerName)
@@ -391,11 +393,24 @@ func checkHeaders(r *http.Request, msg *rpcMessage) error {
 		return newError(codeHeaderMismatch, "Header mismatch: one Mcp-Name header is required")
 	}
 	header, ok := decodeHeaderValue(strings.TrimSpace(values[0]))
-	raw, present := msg.params.Get(member)
-	if !ok || !present || !stringValueIs(raw, header) {
+	if !ok || named == nil || !stringValueIs(named, header) {
 		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name must equal params."+member)
 	}
 	return nil
+}
+
+// nameMember is the params member the Mcp-Name header of method must
+// equal, "" for a method without one.
+func nameMember(method string) string {
+	switch method {
+	case methodToolsCall, mount.MethodPromptsGet:
+		return "name"
+	case mount.MethodResourcesRead:
+		return "uri"
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		return "taskId"
+	}
+	return ""
 }
 
 // decodeHeaderValue undoes the Base64 sentinel encoding ("=?base64?…?=")

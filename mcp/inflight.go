@@ -63,8 +63,10 @@ const cancelTimeout = 10 * time.Second
 // then a disconnect, or a notifications/cancelled naming the request,
 // cancels the run; afterwards nothing does (OpenWOP interop.md §MCP tasks and cancellation).
 type flight struct {
-	s     *Server
-	sub   interop.Subject
+	s *Server
+	// sub is the request's Subject (its call's, which never changes once
+	// guarded), pointed to rather than copied into every flight.
+	sub   *interop.Subject
 	runID string
 	key   string
 	once  sync.Once
@@ -92,7 +94,7 @@ type flight struct {
 // request through the flight (c.owner).
 func (s *Server) own(c *call, runID string) {
 	r := c.r
-	f := &flight{s: s, sub: c.Subject, runID: runID, key: flightKey(r, c.Subject, c.id)}
+	f := &flight{s: s, sub: &c.Subject, runID: runID, key: flightKey(r, c.Subject, c.id)}
 	c.owner = f
 	s.inflight.add(f)
 	f.counted = s.begin()
@@ -128,7 +130,7 @@ func (f *flight) cancel(reason string) {
 		// The request context is gone or going: cancel on a fresh one.
 		ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
 		defer stop()
-		if _, err := f.s.deps.Store.CancelRun(ctx, f.sub, f.runID, reason); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
+		if _, err := f.s.deps.Store.CancelRun(ctx, *f.sub, f.runID, reason); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
 			f.s.log.Warn("mcp: cancelling a run failed", "error", err)
 		}
 	})
