@@ -533,9 +533,12 @@ func appendNotification(dst []byte, method string, params []byte) []byte {
 
 // writeJSON writes one application/json body.
 func writeJSON(w http.ResponseWriter, status int, body []byte) error {
+	// Both values in one backing array, as http.Header.Clone keeps them;
+	// the keys are canonical, so they are set as Header.Set would.
+	values := []string{"application/json", strconv.Itoa(len(body))}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = values[0:1:1]
+	h["Content-Length"] = values[1:2:2]
 	w.WriteHeader(status)
 	_, err := w.Write(body)
 	return err
