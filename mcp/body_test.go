@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -156,4 +157,32 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	if page := e.runsOf(alice); len(page.Runs) != 0 {
 		t.Errorf("a refused body created %d runs", len(page.Runs))
 	}
+}
+
+// TestReadBodyKeepsTheBodyAtItsSize: a body is kept at its own size (not
+// with the read's spare room), in bytes of its own that reading the next
+// body into the recycled buffer leaves alone; a body too large to recycle
+// a buffer for is returned as read.
+func TestReadBodyKeepsTheBodyAtItsSize(t *testing.T) {
+	e := newEnv(t)
+	read := func(body string) []byte {
+		t.Helper()
+		got, err := e.srv.readBody(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body)))
+		if err != nil || string(got) != body {
+			t.Fatalf("readBody = %.40q…, %v", got, err)
+		}
+		return got
+	}
+	first := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}` + strings.Repeat(" ", 100)
+	got := read(first)
+	if cap(got) > len(first)+32 {
+		t.Errorf("a %d-byte body is kept in %d bytes", len(first), cap(got))
+	}
+	read(strings.Repeat("x", len(first)))
+	if string(got) != first {
+		t.Fatalf("the first body changed to %.40q… when the next was read", got)
+	}
+	large := strings.Repeat("y", maxRecycledBody+1)
+	read(large)
+	read(first)
 }

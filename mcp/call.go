@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -28,19 +29,24 @@ type callParams struct {
 	mount.Round
 }
 
-func parseCallParams(p map[string]json.RawMessage) (callParams, *Error) {
+func parseCallParams(p mount.Params) (callParams, *Error) {
 	var cp callParams
-	if json.Unmarshal(p["name"], &cp.name) != nil {
+	var m [4]json.RawMessage // read in one pass
+	p.GetAll(m[:], "name", "arguments", "requestState", "inputResponses")
+	rawName, rawArgs := m[0], m[1]
+	name, ok := stringValue(rawName)
+	if !ok {
 		return cp, errInvalidParams("Invalid params: name must be a string")
 	}
+	cp.name = name
 	cp.args = json.RawMessage(`{}`)
-	if raw, ok := p["arguments"]; ok && string(raw) != "null" {
+	if raw := rawArgs; raw != nil && string(raw) != "null" {
 		if raw[0] != '{' {
 			return cp, errInvalidParams("Invalid params: arguments must be an object")
 		}
 		cp.args = raw
 	}
-	rp, msg := mount.ParseRound(p)
+	rp, msg := mount.ParseRoundMembers(m[2], m[3])
 	cp.Round = rp
 	if msg != "" {
 		return cp, errInvalidParams(msg)
@@ -277,11 +283,12 @@ func (s *Server) callToolResult(run *interop.Run) ([]byte, error) {
 	case interop.StatusCancelled:
 		return toolError("The tool call was cancelled.")
 	}
-	res := callToolResultJSON{ResultType: "complete"}
+	// One content block is the usual answer: it is appended in place.
+	var first [1]content
+	res := callToolResultJSON{ResultType: "complete", Content: first[:0]}
 	text := "The tool completed."
 	if out := trimJSON(run.Output); len(out) > 0 && string(out) != "null" {
-		var str string
-		if out[0] == '"' && json.Unmarshal(out, &str) == nil {
+		if str, ok := jsonString(out); ok {
 			text = str
 		} else {
 			text = string(out)
@@ -299,8 +306,20 @@ func (s *Server) callToolResult(run *interop.Run) ([]byte, error) {
 	return marshalCallToolResult(&res)
 }
 
+// jsonString decodes out when it is a JSON string (a function of its own,
+// so that only a string output pays for the decoder's target).
+func jsonString(out json.RawMessage) (string, bool) {
+	var str string
+	if out[0] != '"' || json.Unmarshal(out, &str) != nil {
+		return "", false
+	}
+	return str, true
+}
+
+// trimJSON is b without surrounding white space (Unicode's, as
+// strings.TrimSpace trims it), aliasing b.
 func trimJSON(b json.RawMessage) json.RawMessage {
-	return json.RawMessage(strings.TrimSpace(string(b)))
+	return bytes.TrimSpace(b)
 }
 
 // artifactContent projects one artifact part: a URL part becomes a

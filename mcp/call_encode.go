@@ -1,19 +1,65 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
 	"github.com/wopinterop/wopinterop/internal/jsonbytes"
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // marshalCallToolResult is mount.Marshal(res), byte for byte, written by
 // appendCallToolResult without reflection; structured content that is not
-// valid JSON is left to mount.Marshal, which refuses it.
+// valid JSON is refused with the error mount.Marshal gives it.
 // FuzzAppendCallToolResult holds the two together.
 func marshalCallToolResult(res *callToolResultJSON) ([]byte, error) {
-	if b, ok := appendCallToolResult(make([]byte, 0, 256), res); ok {
+	if b, ok := appendCallToolResult(make([]byte, 0, callToolResultSize(res)), res); ok {
 		return b, nil
 	}
-	return mount.Marshal(res)
+	// Only the structured content can be refused. Marshalling a copy of
+	// it alone keeps res and what it points to off the heap.
+	if _, err := mount.Marshal(json.RawMessage(bytes.Clone(res.StructuredContent))); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("mcp: structured content is not valid JSON")
+}
+
+// callToolResultSize estimates the encoded length of res, so that a result
+// is encoded into one allocation of about its size: the members' fixed
+// text and every value as a JSON string takes it (quotes and control
+// characters escaped; text output is often JSON, full of quotes).
+func callToolResultSize(res *callToolResultJSON) int {
+	n := 64 + len(res.ResultType) + len(res.StructuredContent)
+	for i := range res.Content {
+		c := &res.Content[i]
+		n += 48 + quotedSize(c.Type) + quotedSize(c.Text) + quotedSize(c.URI) + quotedSize(c.Name) + quotedSize(c.MIMEType)
+		if rc := c.Resource; rc != nil {
+			n += 48 + quotedSize(rc.URI) + quotedSize(rc.MIMEType) + len(rc.Blob)
+			if rc.Text != nil {
+				n += quotedSize(*rc.Text)
+			}
+		}
+	}
+	return n
+}
+
+// quotedSize bounds the length of s as mount.AppendString writes it, but
+// for rare invalid UTF-8: a quote or backslash takes two bytes, a control
+// character up to six, U+2028 and U+2029 six for their three.
+func quotedSize(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			n++
+		case c < 0x20:
+			n += 5
+		case c >= 0x80:
+			n++
+		}
+	}
+	return n
 }
 
 // appendCallToolResult appends res as mount.Marshal encodes it (members in

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/wopinterop/wopinterop/mcp/internal/mount"
@@ -44,4 +45,29 @@ func FuzzAppendCallToolResult(f *testing.F) {
 			t.Fatalf("structured %q: appended %v", structured, ok)
 		}
 	})
+}
+
+// A CallToolResult is encoded in one allocation of about its size, short
+// or long, escapes included.
+func TestMarshalCallToolResultAllocatesOnce(t *testing.T) {
+	long := strings.Repeat(`{"k":"v\n"},`, 100)
+	text := "<b>"
+	for _, res := range []callToolResultJSON{
+		{ResultType: "complete", Content: []content{{Type: "text", Text: `{"ok":true}`}}, StructuredContent: json.RawMessage(`{"ok":true}`)},
+		{ResultType: "complete", Content: []content{{Type: "text", Text: long}}, StructuredContent: json.RawMessage(`{"a":[` + strings.Repeat(`1,`, 300) + `1]}`)},
+		{ResultType: "complete", Content: []content{{Type: "text", Text: "The tool failed."}}, IsError: true},
+		{ResultType: "complete", Content: []content{
+			{Type: "text", Text: "done"},
+			{Type: "resource", Resource: &resourceContents{URI: "openwop://runs/r/artifacts/a/parts/0", MIMEType: "text/html", Text: &text}},
+			{Type: "resource_link", URI: "https://example.com/report.pdf", Name: "report.pdf", MIMEType: "application/pdf"},
+		}},
+	} {
+		if n := testing.AllocsPerRun(20, func() {
+			if _, err := marshalCallToolResult(&res); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 1 {
+			t.Errorf("%.40s…: %v allocations", res.Content[0].Text, n)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wopinterop/wopinterop/interop"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 // The envelope is read by the shared codec: a "jsonrpc" written with an
@@ -16,7 +17,7 @@ func TestDecodeMessageReadsEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("refused: %+v", err)
 	}
-	if string(msg.id) != `"x"` || msg.method != "tools/list" || string(msg.params["a"]) != "1" {
+	if string(msg.id) != `"x"` || msg.method != "tools/list" || !paramIs(msg.params, "a", "1") {
 		t.Fatalf("decoded %+v", msg)
 	}
 }
@@ -32,4 +33,10 @@ func TestWriteErrorDropsMalformedID(t *testing.T) {
 			t.Errorf("id %s: HTTP %d %s, want 403 %s", id, rec.Code, rec.Body, want)
 		}
 	}
+}
+
+// paramIs reports whether params has the member name with the raw value want.
+func paramIs(params mount.Params, name, want string) bool {
+	v, ok := params.Get(name)
+	return ok && string(v) == want
 }

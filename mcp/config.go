@@ -190,6 +190,8 @@ type Server struct {
 	tools    *toolCache
 	schemas  *schemaCache
 	inflight *inflightCalls
+	replies  replyBuffers
+	bodies   bodyBuffers
 
 	// life is cancelled by Close; background work (listen streams,
 	// disconnect cancellations) is counted in work so Close can wait.

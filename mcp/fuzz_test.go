@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/wopinterop/wopinterop/internal/jsonbytes"
+	"github.com/wopinterop/wopinterop/internal/jsonrpc"
 	"github.com/wopinterop/wopinterop/isolation"
+	"github.com/wopinterop/wopinterop/mcp/internal/mount"
 )
 
 const fuzzMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
@@ -241,6 +243,137 @@ func FuzzStringValue(f *testing.F) {
 		got, ok := stringValue(raw)
 		if ok != wantOK || got != want {
 			t.Fatalf("%q: %q %v, want %q %v", raw, got, ok, want, wantOK)
+		}
+	})
+}
+
+// FuzzReadMeta: the guard's _meta reader picks exactly the members
+// paramMembers would give for its four names — escaped names, invalid
+// UTF-8 and duplicates included.
+func FuzzReadMeta(f *testing.F) {
+	for _, s := range []string{
+		`{}`, benchMeta[len(`"_meta":`):], fuzzMeta[len(`"_meta":`):],
+		`{"io.modelcontextprotocol/protocolVersion":"a","io.modelcontextprotocol/protocolVersion":"b"}`,
+		`{"io.modelcontextprotocol\/protocolVersion":"x","traceparent":1,"tracestate":null,"io.modelcontextprotocol/clientCapabilities":{"a":[]}}`,
+		"{\"trace\xffparent\":1,\"tracest\\u0061te\":\"s\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		raw = jsonbytes.TrimSpace(raw)
+		if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+			return // _meta is read only when it is an object of a valid body
+		}
+		want, ok := paramMembers(raw)
+		if !ok {
+			t.Fatalf("paramMembers refused %q", raw)
+		}
+		got := readMeta(raw)
+		for name, v := range map[string]json.RawMessage{
+			metaProtocolVersion: got.protocolVersion, metaClientCapabilities: got.clientCapabilities,
+			metaTraceParent: got.traceParent, metaTraceState: got.traceState,
+		} {
+			if w, present := want[name]; present != (v != nil) || !bytes.Equal(v, w) {
+				t.Fatalf("%q: %s = %q, want %q (present %v)", raw, name, v, w, present)
+			}
+		}
+	})
+}
+
+// parseCapsByMaps is parseCaps as it read capabilities before, through
+// paramMembers' maps: the reference FuzzParseCaps holds parseCaps to.
+func parseCapsByMaps(raw json.RawMessage, out *mount.Caps) bool {
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	caps, ok := paramMembers(raw)
+	if !ok {
+		return false
+	}
+	object := func(m map[string]json.RawMessage, name string) (map[string]json.RawMessage, bool) {
+		raw, ok := m[name]
+		if !ok || len(raw) == 0 || raw[0] != '{' {
+			return nil, false
+		}
+		return paramMembers(raw)
+	}
+	if modes, ok := object(caps, "elicitation"); ok {
+		out.Elicitation = true
+		_, form := modes["form"]
+		_, url := modes["url"]
+		out.ElicitationForm = form || !url
+		out.ElicitationURL = url
+	}
+	if sub, ok := object(caps, "sampling"); ok {
+		out.Sampling = true
+		_, out.SamplingTools = object(sub, "tools")
+		_, out.SamplingContext = object(sub, "context")
+	}
+	_, out.Roots = object(caps, "roots")
+	if exts, ok := object(caps, "extensions"); ok {
+		_, out.Tasks = object(exts, TasksExtension)
+	}
+	return true
+}
+
+// FuzzParseCaps: reading the capabilities in place answers every valid
+// JSON value as splitting them into maps did.
+func FuzzParseCaps(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"elicitation":{"form":{},"url":{}},"sampling":{"tools":{},"context":{}},"roots":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`,
+		`{"elicitation":{},"elicitation":1}`, `{"elicitation":{"url":null}}`, `{"sampling":{"tools":true}}`,
+		`{"r\u006fots":{}}`, `[]`, `null`, `"x"`, `{"extensions":{"io.modelcontextprotocol/tasks":null}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		raw = jsonbytes.TrimSpace(raw)
+		if !json.Valid(raw) {
+			return // capabilities come out of a validated body
+		}
+		var got, want mount.Caps
+		ok, wantOK := parseCaps(raw, &got), parseCapsByMaps(raw, &want)
+		if ok != wantOK || got != want {
+			t.Fatalf("%q: %+v %v, want %+v %v", raw, got, ok, want, wantOK)
+		}
+	})
+}
+
+// FuzzStringValueIs: comparing a JSON value with a string in place agrees
+// with stringValue.
+func FuzzStringValueIs(f *testing.F) {
+	for _, s := range []string{`"noop"`, `null`, `1`, `""`, `"n\u006fop"`, "\"no\xffop\"", `["noop"]`} {
+		f.Add([]byte(s), "noop")
+	}
+	f.Add([]byte(`null`), "")
+	f.Fuzz(func(t *testing.T, raw []byte, want string) {
+		raw = jsonbytes.TrimSpace(raw)
+		if !json.Valid(raw) {
+			return // params members come out of a validated body
+		}
+		s, ok := stringValue(raw)
+		if got := stringValueIs(raw, want); got != (ok && s == want) {
+			t.Fatalf("stringValueIs(%q, %q) = %v; stringValue gives %q %v", raw, want, got, s, ok)
+		}
+	})
+}
+
+// FuzzMethodName: the served method names read as constants are the
+// method the envelope decoder reads, whatever the body spells.
+func FuzzMethodName(f *testing.F) {
+	for _, s := range []string{`"tools/call"`, `"tools\/call"`, `"tools/list"`, `"x"`, "\"tools/c\xffall\"", `"notifications/cancelled"`} {
+		f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":` + s + `}`))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		q, problem := jsonrpc.Parse(jsonbytes.TrimSpace(body), jsonrpc.Rules{})
+		if problem != jsonrpc.OK {
+			return
+		}
+		if got, want := methodName(&q), q.MethodName(); got != want {
+			t.Fatalf("%q: methodName %q, want %q", body, got, want)
 		}
 	})
 }

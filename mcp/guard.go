@@ -39,6 +39,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/wopinterop/wopinterop/internal/admit"
@@ -50,9 +51,10 @@ import (
 )
 
 // Header names of the streamable-HTTP transport (matched
-// case-insensitively by net/http).
+// case-insensitively by net/http), spelled canonically so that reading
+// them allocates no canonical copy.
 const (
-	headerProtocolVersion = "MCP-Protocol-Version"
+	headerProtocolVersion = "Mcp-Protocol-Version"
 	headerMethod          = "Mcp-Method"
 	headerName            = "Mcp-Name"
 )
@@ -222,12 +224,15 @@ var (
 
 // readBody reads the whole body within MaxBodyBytes and BodyTimeout
 // (internal/httpbody: memory follows the bytes received, never the
-// declared length). The buffer is not pooled: the decoded message aliases
-// it, and the host may keep what it is handed of it (a tool's arguments,
-// a run's inputs).
+// declared length). The decoded message aliases the bytes returned, and
+// the host may keep what it is handed of them (a tool's arguments, a run's
+// inputs), so they are the request's own: the body is read into a
+// recycled buffer and copied out at its size, since reading needs
+// bytes.MinRead bytes of room past it that would otherwise stay with every
+// request. A body too large to recycle its buffer for is returned as read.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	var buf bytes.Buffer
-	switch err := httpbody.Read(w, r, &buf, s.opts.MaxBodyBytes, s.opts.BodyTimeout); {
+	buf := s.bodies.get()
+	switch err := httpbody.Read(w, r, buf, s.opts.MaxBodyBytes, s.opts.BodyTimeout); {
 	case errors.Is(err, httpbody.ErrTooLarge):
 		return nil, errBodyTooLarge
 	case errors.Is(err, httpbody.ErrTooSlow):
@@ -235,7 +240,30 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	case err != nil:
 		return nil, errBodyIncomplete
 	}
-	return buf.Bytes(), nil
+	if buf.Cap() > maxRecycledBody {
+		return buf.Bytes(), nil
+	}
+	body := bytes.Clone(buf.Bytes())
+	s.bodies.put(buf)
+	return body, nil
+}
+
+// bodyBuffers recycles the buffers request bodies are read into.
+type bodyBuffers struct{ pool sync.Pool }
+
+// maxRecycledBody is the largest buffer kept for reuse.
+const maxRecycledBody = 64 << 10
+
+func (p *bodyBuffers) get() *bytes.Buffer {
+	if b, ok := p.pool.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (p *bodyBuffers) put(b *bytes.Buffer) {
+	b.Reset()
+	p.pool.Put(b)
 }
 
 // notification answers a JSON-RPC notification with 202. Only
@@ -246,7 +274,7 @@ func (s *Server) notification(r *http.Request, sub interop.Subject, msg *rpcMess
 		return answer{}, newError(codeHeaderMismatch, "Header mismatch: Mcp-Method does not match the body's method")
 	}
 	if msg.method == methodNotifyCancelled {
-		if id, ok := msg.params["requestId"]; ok && validID(id) {
+		if id, ok := msg.params.Get("requestId"); ok && validID(id) {
 			s.inflight.cancel(flightKey(r, sub, id))
 		}
 	}
@@ -256,18 +284,27 @@ func (s *Server) notification(r *http.Request, sub interop.Subject, msg *rpcMess
 // prepare runs guard steps 6–8 for a request and fills c.
 func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcMessage) error {
 	c.id, c.method, c.Params, c.Subject = msg.id, msg.method, msg.params, sub
-	if err := checkHeaders(r, &msg); err != nil {
+	// _meta and the member Mcp-Name names, read in one pass.
+	member := nameMember(msg.method)
+	var v [2]json.RawMessage
+	if member == "" {
+		v[0], _ = msg.params.Get("_meta")
+	} else {
+		msg.params.GetAll(v[:], "_meta", member)
+	}
+	if err := checkHeaders(r, msg.method, member, v[1]); err != nil {
 		return err
 	}
-	var meta map[string]json.RawMessage
-	if raw, ok := msg.params["_meta"]; ok && len(raw) > 0 && raw[0] == '{' {
-		meta, _ = paramMembers(raw) // a valid object: cannot fail
+	rawMeta := v[0]
+	if len(rawMeta) == 0 || rawMeta[0] != '{' {
+		rawMeta = nil
 	}
+	meta := readMeta(rawMeta)
 	requested := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	var metaVersion string
-	rawVersion, versionOK := meta[metaProtocolVersion]
+	versionOK := meta.protocolVersion != nil
 	if versionOK {
-		metaVersion, versionOK = stringValue(rawVersion)
+		metaVersion, versionOK = stringValue(meta.protocolVersion)
 	}
 	if versionOK && metaVersion != requested {
 		return newError(codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version does not match _meta io.modelcontextprotocol/protocolVersion")
@@ -288,32 +325,67 @@ func (s *Server) prepare(r *http.Request, c *call, sub interop.Subject, msg rpcM
 			Requested string   `json:"requested"`
 		}{d.Supported, d.RequestedRaw})
 	}
-	c.Meta = meta
+	if rawMeta != nil && s.opts.Extension != nil {
+		// Only an extension reads _meta whole (mount.Call.Meta).
+		c.Meta, _ = paramMembers(rawMeta) // a valid object: cannot fail
+	}
 	if !versionOK {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/protocolVersion is required")
 	}
-	caps, ok := meta[metaClientCapabilities]
-	if !ok || !parseCaps(caps, &c.Caps) {
+	if meta.clientCapabilities == nil || !parseCaps(meta.clientCapabilities, &c.Caps) {
 		return errInvalidParams("Invalid params: _meta io.modelcontextprotocol/clientCapabilities is required")
 	}
-	c.trace = traceFrom(r, meta)
+	c.trace = traceFrom(r, meta.traceParent, meta.traceState)
 	return nil
 }
 
+// requestMeta holds the members of params._meta the guard reads, each
+// nil when absent.
+type requestMeta struct {
+	protocolVersion, clientCapabilities json.RawMessage
+	traceParent, traceState             json.RawMessage
+}
+
+// readMeta picks the guard's members out of the _meta object raw (nil
+// for none) as paramMembers would split it — names unquoted, the last of
+// duplicated names kept — without building a map.
+func readMeta(raw []byte) requestMeta {
+	var m requestMeta
+	if raw == nil {
+		return m
+	}
+	sc := jsonbytes.Scanner{Data: raw}
+	_ = sc.Members(func(name []byte, escaped bool, value []byte) error {
+		switch {
+		case mount.MemberIs(name, escaped, metaProtocolVersion):
+			m.protocolVersion = value
+		case mount.MemberIs(name, escaped, metaClientCapabilities):
+			m.clientCapabilities = value
+		case mount.MemberIs(name, escaped, metaTraceParent):
+			m.traceParent = value
+		case mount.MemberIs(name, escaped, metaTraceState):
+			m.traceState = value
+		}
+		return nil
+	})
+	return m
+}
+
+// member is the last value of the member called name in the valid JSON
+// object raw, nil when it has none.
+func member(raw []byte, name string) json.RawMessage {
+	v, _ := mount.ParamsOf(raw).Get(name)
+	return v
+}
+
 // checkHeaders compares Mcp-Method and Mcp-Name with the body (guard step 6).
-func checkHeaders(r *http.Request, msg *rpcMessage) error {
-	if strings.TrimSpace(r.Header.Get(headerMethod)) != msg.method {
+// member is the params member Mcp-Name names (nameMember), named its
+// value (nil when absent).
+func checkHeaders(r *http.Request, method, member string, named json.RawMessage) error {
+	if strings.TrimSpace(r.Header.Get(headerMethod)) != method {
 		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Method must equal the body's method")
 	}
-	var member string
-	switch msg.method {
-	case methodToolsCall, mount.MethodPromptsGet:
-		member = "name"
-	case mount.MethodResourcesRead:
-		member = "uri"
-	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
-		member = "taskId"
-	default:
+	if member == "" {
 		return nil
 	}
 	values := r.Header.Values(headerName)
@@ -321,12 +393,24 @@ func checkHeaders(r *http.Request, msg *rpcMessage) error {
 		return newError(codeHeaderMismatch, "Header mismatch: one Mcp-Name header is required")
 	}
 	header, ok := decodeHeaderValue(strings.TrimSpace(values[0]))
-	var body string
-	raw, present := msg.params[member]
-	if !ok || !present || json.Unmarshal(raw, &body) != nil || body != header {
+	if !ok || named == nil || !stringValueIs(named, header) {
 		return newError(codeHeaderMismatch, "Header mismatch: Mcp-Name must equal params."+member)
 	}
 	return nil
+}
+
+// nameMember is the params member the Mcp-Name header of method must
+// equal, "" for a method without one.
+func nameMember(method string) string {
+	switch method {
+	case methodToolsCall, mount.MethodPromptsGet:
+		return "name"
+	case mount.MethodResourcesRead:
+		return "uri"
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		return "taskId"
+	}
+	return ""
 }
 
 // decodeHeaderValue undoes the Base64 sentinel encoding ("=?base64?…?=")
@@ -359,42 +443,52 @@ func stringValue(raw json.RawMessage) (string, bool) {
 	return s, err == nil
 }
 
+// stringValueIs reports whether stringValue(raw) is want, without
+// allocating for a plain string (the common case: no escapes, valid UTF-8).
+func stringValueIs(raw json.RawMessage, want string) bool {
+	if contents, escaped := jsonbytes.StringContents(raw); contents != nil && !escaped && utf8.Valid(contents) {
+		return string(contents) == want
+	}
+	s, ok := stringValue(raw)
+	return ok && s == want
+}
+
 // parseCaps reads the capabilities the mount acts on. raw must be a JSON
-// object; members of any other shape count as not declared.
+// object; members of any other shape count as not declared. The members
+// are looked up in place: a capabilities object is small, and splitting
+// it into maps cost more than reading it.
 func parseCaps(raw json.RawMessage, out *mount.Caps) bool {
 	if len(raw) == 0 || raw[0] != '{' {
 		return false
 	}
-	caps, ok := paramMembers(raw)
-	if !ok {
+	sc := jsonbytes.Scanner{Data: raw}
+	if sc.Members(func([]byte, bool, []byte) error { return nil }) != nil {
 		return false
 	}
-	if modes, ok := objectMember(caps, "elicitation"); ok {
+	if modes, ok := objectMember(raw, "elicitation"); ok {
 		out.Elicitation = true
-		_, form := modes["form"]
-		_, url := modes["url"]
+		form := member(modes, "form") != nil
+		url := member(modes, "url") != nil
 		out.ElicitationForm = form || !url
 		out.ElicitationURL = url
 	}
-	if sub, ok := objectMember(caps, "sampling"); ok {
+	if sub, ok := objectMember(raw, "sampling"); ok {
 		out.Sampling = true
 		_, out.SamplingTools = objectMember(sub, "tools")
 		_, out.SamplingContext = objectMember(sub, "context")
 	}
-	_, out.Roots = objectMember(caps, "roots")
-	if exts, ok := objectMember(caps, "extensions"); ok {
+	_, out.Roots = objectMember(raw, "roots")
+	if exts, ok := objectMember(raw, "extensions"); ok {
 		_, out.Tasks = objectMember(exts, TasksExtension)
 	}
 	return true
 }
 
-// objectMember returns m[name] decoded when it is a JSON object.
-func objectMember(m map[string]json.RawMessage, name string) (map[string]json.RawMessage, bool) {
-	raw, ok := m[name]
-	if !ok || len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	return paramMembers(raw)
+// objectMember returns the member called name of the object raw when it
+// is a JSON object.
+func objectMember(raw []byte, name string) (json.RawMessage, bool) {
+	v := member(raw, name)
+	return v, len(v) > 0 && v[0] == '{'
 }
 
 // missingCapability is -32021 naming what the request did not declare, as

@@ -63,8 +63,10 @@ const cancelTimeout = 10 * time.Second
 // then a disconnect, or a notifications/cancelled naming the request,
 // cancels the run; afterwards nothing does (OpenWOP interop.md §MCP tasks and cancellation).
 type flight struct {
-	s     *Server
-	sub   interop.Subject
+	s *Server
+	// sub is the request's Subject (its call's, which never changes once
+	// guarded), pointed to rather than copied into every flight.
+	sub   *interop.Subject
 	runID string
 	key   string
 	once  sync.Once
@@ -79,8 +81,10 @@ type flight struct {
 	// must not cancel the run it was just told about.
 	mu      sync.Mutex
 	sending bool
-	written chan struct{}
-	sent    bool // set before written is closed
+	// written is done once the write's outcome is known; a WaitGroup
+	// rather than a channel, so that the flight is one allocation.
+	written sync.WaitGroup
+	sent    bool // set before written is done
 	// handedOver, when set, runs once the answer reached the client and
 	// the ownership ended (the binding calls it).
 	handedOver func()
@@ -90,7 +94,7 @@ type flight struct {
 // request through the flight (c.owner).
 func (s *Server) own(c *call, runID string) {
 	r := c.r
-	f := &flight{s: s, sub: c.Subject, runID: runID, key: flightKey(r, c.Subject, c.id), written: make(chan struct{})}
+	f := &flight{s: s, sub: &c.Subject, runID: runID, key: flightKey(r, c.Subject, c.id)}
 	c.owner = f
 	s.inflight.add(f)
 	f.counted = s.begin()
@@ -110,7 +114,7 @@ func (f *flight) disconnected() {
 	sending := f.sending
 	f.mu.Unlock()
 	if sending {
-		<-f.written
+		f.written.Wait()
 		if f.sent {
 			return
 		}
@@ -126,7 +130,7 @@ func (f *flight) cancel(reason string) {
 		// The request context is gone or going: cancel on a fresh one.
 		ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
 		defer stop()
-		if _, err := f.s.deps.Store.CancelRun(ctx, f.sub, f.runID, reason); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
+		if _, err := f.s.deps.Store.CancelRun(ctx, *f.sub, f.runID, reason); err != nil && !errors.Is(err, interop.ErrRunTerminal) {
 			f.s.log.Warn("mcp: cancelling a run failed", "error", err)
 		}
 	})
@@ -139,12 +143,13 @@ func (f *flight) cancel(reason string) {
 func (f *flight) deliver(write func() bool) (sent bool) {
 	f.mu.Lock()
 	f.sending = true
+	f.written.Add(1)
 	f.mu.Unlock()
 	// Deferred, so that a write that panics still ends the ownership
 	// (and the disconnect watch, which waits on written, is not stuck).
 	defer func() {
 		f.sent = sent
-		close(f.written)
+		f.written.Done()
 		f.end(sent)
 	}()
 	return write()
@@ -153,7 +158,6 @@ func (f *flight) deliver(write func() bool) (sent bool) {
 // abandon ends the ownership of a request whose client is gone without
 // writing anything.
 func (f *flight) abandon() {
-	close(f.written)
 	f.end(false)
 }
 
@@ -217,7 +221,10 @@ func (e *callEntry) cancel(string) { e.stop() }
 // one connection to the host makes them one client here, unless the
 // host's SubjectResolver gives them distinct principals.
 func flightKey(r *http.Request, sub interop.Subject, id []byte) string {
-	b := make([]byte, 0, len(sub.Tenant)+len(sub.Workspace)+len(sub.Principal)+len(id)+16)
+	// Built on the stack: only the key itself is allocated, unless it is
+	// longer than the buffer.
+	var buf [160]byte
+	b := buf[:0]
 	for _, f := range [...]string{sub.Tenant, sub.Workspace, sub.Principal} {
 		b = appendField(b, f)
 	}

@@ -43,7 +43,7 @@ var errListenLost = newError(codeInternalError, "Internal error: a subscribed ta
 
 func (s *Server) listen(ctx context.Context, c *call) (answer, error) {
 	var filter map[string]json.RawMessage
-	raw, ok := c.Params["notifications"]
+	raw, ok := c.Params.Get("notifications")
 	if !ok || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &filter) != nil {
 		return answer{}, errInvalidParams("Invalid params: notifications must be an object")
 	}

@@ -214,7 +214,7 @@ func (s *Server) taskRun(ctx context.Context, c *call) (interop.Run, error) {
 		return interop.Run{}, missingCapability(requiredTasks)
 	}
 	var taskID string
-	if json.Unmarshal(c.Params["taskId"], &taskID) != nil {
+	if raw, _ := c.Params.Get("taskId"); json.Unmarshal(raw, &taskID) != nil {
 		return interop.Run{}, errUnknownTask
 	}
 	runID, err := isolation.ParseID(taskID)
@@ -259,7 +259,7 @@ func (s *Server) tasksUpdate(ctx context.Context, c *call) (answer, error) {
 		return answer{}, err
 	}
 	var responses map[string]json.RawMessage
-	raw, ok := c.Params["inputResponses"]
+	raw, ok := c.Params.Get("inputResponses")
 	if !ok || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &responses) != nil {
 		return answer{}, errMalformedResponses
 	}

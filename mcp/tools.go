@@ -70,7 +70,7 @@ func (s *Server) toolsList(ctx context.Context, c *call) (answer, error) {
 		return answer{}, err
 	}
 	start := 0
-	if raw, ok := c.Params["cursor"]; ok && string(raw) != "null" {
+	if raw, ok := c.Params.Get("cursor"); ok && string(raw) != "null" {
 		var cursor string
 		after, ok := "", json.Unmarshal(raw, &cursor) == nil
 		if ok {

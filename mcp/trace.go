@@ -9,14 +9,14 @@ import (
 )
 
 // traceFrom reads the W3C trace context of a request: params._meta
-// traceparent/tracestate when _meta carries a well-formed traceparent,
-// otherwise the traceparent/tracestate headers (OpenWOP interop.md §Trace context).
-func traceFrom(r *http.Request, meta map[string]json.RawMessage) interop.TraceContext {
-	var parent, state string
-	if raw, ok := meta[metaTraceParent]; ok && json.Unmarshal(raw, &parent) == nil {
-		if raw, ok := meta[metaTraceState]; ok {
-			_ = json.Unmarshal(raw, &state)
-		}
+// traceparent/tracestate (raw JSON, nil when absent) when _meta carries a
+// well-formed traceparent, otherwise the traceparent/tracestate headers
+// (OpenWOP interop.md §Trace context).
+func traceFrom(r *http.Request, rawParent, rawState json.RawMessage) interop.TraceContext {
+	// _meta is valid JSON: stringValue reads its members as json.Unmarshal
+	// into a string would, without the decoder's allocations.
+	if parent, ok := stringValue(rawParent); ok {
+		state, _ := stringValue(rawState)
 		if tc, ok := tracecontext.FromValues(parent, state); ok {
 			return tc
 		}

@@ -24,7 +24,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -257,11 +259,39 @@ func (s *Server) write(x *exchange, res answer, err error) bool {
 		res.stream(st)
 		return true
 	}
-	body := s.appendResponse(make([]byte, 0, len(res.body)+160), id, res.body)
-	if writeJSON(x, http.StatusOK, body) != nil {
+	buf := s.replies.get(len(res.body) + 160)
+	defer s.replies.put(buf)
+	*buf = s.appendResponse(*buf, id, res.body)
+	if writeJSON(x, http.StatusOK, *buf) != nil {
 		return false
 	}
 	return http.NewResponseController(x).Flush() == nil
+}
+
+// replyBuffers recycles the buffers JSON answers are assembled in: a
+// ResponseWriter does not keep what it is handed (io.Writer), so a buffer
+// is free again once the answer is written.
+type replyBuffers struct{ pool sync.Pool }
+
+// maxReplyBuffer is the largest buffer kept for reuse; a rare long answer
+// (a full tools/list page) does not pin its memory.
+const maxReplyBuffer = 64 << 10
+
+// get returns an empty buffer with room for n bytes.
+func (p *replyBuffers) get(n int) *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		*b = slices.Grow((*b)[:0], n)
+		return b
+	}
+	b := make([]byte, 0, n)
+	return &b
+}
+
+func (p *replyBuffers) put(b *[]byte) {
+	if cap(*b) <= maxReplyBuffer {
+		*b = (*b)[:0]
+		p.pool.Put(b)
+	}
 }
 
 // writePanicked answers a request whose handler panicked with -32603
@@ -342,8 +372,8 @@ type rpcMessage struct {
 	// id is the raw JSON id (a string or a number); nil for a notification.
 	id     json.RawMessage
 	method string
-	// params are the members of the params object (nil when absent).
-	params map[string]json.RawMessage
+	// params are the members of the params object (none when absent).
+	params mount.Params
 }
 
 func (m *rpcMessage) notification() bool { return m.id == nil }
@@ -381,14 +411,9 @@ func decodeMessage(body []byte) (rpcMessage, *Error) {
 	default:
 		return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
 	}
-	msg.method = q.MethodName()
-	if q.Params != nil {
-		params, ok := paramMembers(q.Params)
-		if !ok {
-			return msg, newError(codeInvalidRequest, "Invalid request: params must be an object")
-		}
-		msg.params = params
-	}
+	msg.method = methodName(&q)
+	// jsonrpc.Parse checked that params, when present, is an object.
+	msg.params = mount.ParamsOf(q.Params)
 	return msg, nil
 }
 
@@ -447,6 +472,29 @@ func knownName(raw []byte) (string, bool) {
 	return "", false
 }
 
+// methodName is q's method, as the constant when the mount serves or
+// refuses it by name, so that an ordinary request allocates no string for
+// it.
+func methodName(q *jsonrpc.Request) string {
+	if !q.MethodEscaped {
+		switch string(q.Method) {
+		case methodToolsCall:
+			return methodToolsCall
+		case methodToolsList:
+			return methodToolsList
+		case methodDiscover:
+			return methodDiscover
+		case methodListen:
+			return methodListen
+		case methodTasksGet:
+			return methodTasksGet
+		case methodNotifyCancelled:
+			return methodNotifyCancelled
+		}
+	}
+	return q.MethodName()
+}
+
 // validID reports whether raw is a JSON string or number. MCP ids are
 // never null.
 func validID(raw json.RawMessage) bool { return jsonrpc.ValidID(raw, false) }
@@ -485,9 +533,12 @@ func appendNotification(dst []byte, method string, params []byte) []byte {
 
 // writeJSON writes one application/json body.
 func writeJSON(w http.ResponseWriter, status int, body []byte) error {
+	// Both values in one backing array, as http.Header.Clone keeps them;
+	// the keys are canonical, so they are set as Header.Set would.
+	values := []string{"application/json", strconv.Itoa(len(body))}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = values[0:1:1]
+	h["Content-Length"] = values[1:2:2]
 	w.WriteHeader(status)
 	_, err := w.Write(body)
 	return err

@@ -30,7 +30,7 @@ func (x *extension) complete(ctx context.Context, c *mount.Call) ([]byte, error)
 		Name  *string `json:"name"`
 		Value *string `json:"value"`
 	}
-	if raw := c.Params["ref"]; len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &ref) != nil {
+	if raw, _ := c.Params.Get("ref"); len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &ref) != nil {
 		return nil, invalidParams("Invalid params: ref must be a prompt or resource reference")
 	}
 	req := &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: ref.Type}}
@@ -42,11 +42,11 @@ func (x *extension) complete(ctx context.Context, c *mount.Call) ([]byte, error)
 	default:
 		return nil, invalidParams("Invalid params: ref must be a prompt or resource reference")
 	}
-	if raw := c.Params["argument"]; len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &arg) != nil || arg.Name == nil || arg.Value == nil {
+	if raw, _ := c.Params.Get("argument"); len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &arg) != nil || arg.Name == nil || arg.Value == nil {
 		return nil, invalidParams("Invalid params: argument must have a name and a value")
 	}
 	req.Argument = sdk.CompleteParamsArgument{Name: *arg.Name, Value: *arg.Value}
-	if raw, ok := c.Params["context"]; ok && string(raw) != "null" {
+	if raw, ok := c.Params.Get("context"); ok && string(raw) != "null" {
 		var cc sdk.CompleteContext
 		if raw[0] != '{' || json.Unmarshal(raw, &cc) != nil {
 			return nil, invalidParams("Invalid params: context.arguments must map each name to a string")

@@ -24,7 +24,7 @@ var errUnknownPrompt = invalidParams("Invalid params: unknown prompt")
 
 // refuseCursor refuses any cursor on a list sent as one page.
 func refuseCursor(c *mount.Call) error {
-	if raw, ok := c.Params["cursor"]; ok && string(raw) != "null" {
+	if raw, ok := c.Params.Get("cursor"); ok && string(raw) != "null" {
 		return errUnknownCursor
 	}
 	return nil
@@ -85,12 +85,12 @@ func (x *extension) promptsList(ctx context.Context, env mount.Env, c *mount.Cal
 // promptsGet answers prompts/get.
 func (x *extension) promptsGet(ctx context.Context, env mount.Env, c *mount.Call) ([]byte, error) {
 	var name string
-	if json.Unmarshal(c.Params["name"], &name) != nil {
+	if raw, _ := c.Params.Get("name"); json.Unmarshal(raw, &name) != nil {
 		return nil, invalidParams("Invalid params: name must be a string")
 	}
 	rawArgs := json.RawMessage(`{}`)
 	args := map[string]string{}
-	if raw, ok := c.Params["arguments"]; ok && string(raw) != "null" {
+	if raw, ok := c.Params.Get("arguments"); ok && string(raw) != "null" {
 		// Arguments are plain text (OpenWOP interop map, mcp.methods):
 		// anything but strings is refused, never coerced.
 		if raw[0] != '{' || json.Unmarshal(raw, &args) != nil {

@@ -75,7 +75,7 @@ func uriError(message, uri string) error {
 // resourcesRead answers resources/read.
 func (x *extension) resourcesRead(ctx context.Context, env mount.Env, c *mount.Call) ([]byte, error) {
 	var uri string
-	if json.Unmarshal(c.Params["uri"], &uri) != nil {
+	if raw, _ := c.Params.Get("uri"); json.Unmarshal(raw, &uri) != nil {
 		return nil, invalidParams("Invalid params: uri must be a string")
 	}
 	norm, ok := x.normalizeURI(uri)

@@ -36,7 +36,7 @@ type Caps struct {
 // comes from the body (OpenWOP interop.md §Isolation).
 type Call struct {
 	// Params are the members of the request's params object.
-	Params  map[string]json.RawMessage
+	Params  Params
 	Subject interop.Subject
 	Caps    Caps
 	// Meta is the request's _meta object.
@@ -171,18 +171,41 @@ const (
 	MalformedResponses = "Invalid params: inputResponses must map each key to a result object"
 )
 
+// unmarshalAs decodes raw into a T of its own, so that a caller that
+// decodes nothing (most requests carry no MRTR members) allocates nothing.
+func unmarshalAs[T any](raw json.RawMessage) (T, error) {
+	var v T
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
 // ParseRound reads requestState and inputResponses; an explicit null
 // counts as absent. A refusal is reported as its -32602 message.
-func ParseRound(p map[string]json.RawMessage) (Round, string) {
+func ParseRound(p Params) (Round, string) {
+	var v [2]json.RawMessage
+	p.GetAll(v[:], "requestState", "inputResponses")
+	return ParseRoundMembers(v[0], v[1])
+}
+
+// ParseRoundMembers is ParseRound over the raw requestState and
+// inputResponses members (nil when absent), for a caller that read them
+// with others in one pass (Params.GetAll).
+func ParseRoundMembers(state, responses json.RawMessage) (Round, string) {
 	var rp Round
-	if raw, ok := p["requestState"]; ok && string(raw) != "null" {
-		if json.Unmarshal(raw, &rp.State) != nil {
+	if raw := state; raw != nil && string(raw) != "null" {
+		state, err := unmarshalAs[string](raw)
+		if err != nil {
 			return rp, BadRequestState
 		}
-		rp.HasState = true
+		rp.State, rp.HasState = state, true
 	}
-	if raw, ok := p["inputResponses"]; ok && string(raw) != "null" {
-		if raw[0] != '{' || json.Unmarshal(raw, &rp.Responses) != nil {
+	if raw := responses; raw != nil && string(raw) != "null" {
+		if raw[0] != '{' {
+			return rp, MalformedResponses
+		}
+		responses, err := unmarshalAs[map[string]json.RawMessage](raw)
+		rp.Responses = responses
+		if err != nil {
 			return rp, MalformedResponses
 		}
 		for _, v := range rp.Responses {
