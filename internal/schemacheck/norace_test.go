@@ -1,0 +1,5 @@
+//go:build !race
+
+package schemacheck
+
+const raceEnabled = false
