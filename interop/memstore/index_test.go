@@ -57,15 +57,14 @@ func checkAgainstBruteForce(t *testing.T, rng *rand.Rand) {
 				contexts = append(contexts, ctx)
 			}
 			rec := &runRecord{
-				// Ids that do not sort in creation order.
-				id:     fmt.Sprintf("%s/%03d-%d", tenantA, rng.IntN(1000), nextID),
 				tenant: ten,
 				run: interop.Run{
+					// Ids that do not sort in creation order.
+					ID:     fmt.Sprintf("%s/%03d-%d", tenantA, rng.IntN(1000), nextID),
 					Tenant: tenantA, Workspace: pick(workspaces), ContextID: ctx, WorkflowID: pick(workflows),
 					Status: statuses[rng.IntN(len(statuses))], StatusAt: when, CreatedAt: when,
 				},
 			}
-			rec.run.ID = rec.id
 			ten.addRunLocked(rec)
 			live = append(live, rec)
 		case op < 8: // status change, to a later or an earlier timestamp
@@ -133,11 +132,11 @@ func bruteForce(live []*runRecord, sub interop.Subject, q interop.ListRunsQuery)
 		if c := b.run.StatusAt.Compare(a.run.StatusAt); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.id, a.id)
+		return cmp.Compare(b.run.ID, a.run.ID)
 	})
 	ids := make([]string, len(keep))
 	for i, rec := range keep {
-		ids[i] = rec.id
+		ids[i] = rec.run.ID
 	}
 	return ids
 }
@@ -175,8 +174,8 @@ func checkPages(t *testing.T, s *Store, sub interop.Subject, q interop.ListRunsQ
 // retention purge still finds it once it is terminal, and only then.
 func TestOldestTerminalFindsALoneRun(t *testing.T) {
 	ten := newTenantState(tenantA)
-	rec := &runRecord{id: tenantA + "/only", tenant: ten, run: interop.Run{
-		Tenant: tenantA, WorkflowID: "wf", Status: interop.StatusRunning, StatusAt: time.Unix(100, 0),
+	rec := &runRecord{tenant: ten, run: interop.Run{
+		ID: tenantA + "/only", Tenant: tenantA, WorkflowID: "wf", Status: interop.StatusRunning, StatusAt: time.Unix(100, 0),
 	}}
 	ten.addRunLocked(rec)
 	if got := ten.index.oldestTerminal(nil, time.Unix(200, 0).UnixNano(), 10); len(got) != 0 {
@@ -197,8 +196,8 @@ func TestOldestTerminalFindsALoneRun(t *testing.T) {
 func TestSoloContextRunSkipsNarrowerPartitions(t *testing.T) {
 	ten := newTenantState(tenantA)
 	newRun := func(id string, at int64) *runRecord {
-		rec := &runRecord{id: tenantA + "/" + id, tenant: ten, run: interop.Run{
-			Tenant: tenantA, Workspace: "ws", ContextID: "ctx", WorkflowID: "wf",
+		rec := &runRecord{tenant: ten, run: interop.Run{
+			ID: tenantA + "/" + id, Tenant: tenantA, Workspace: "ws", ContextID: "ctx", WorkflowID: "wf",
 			Status: interop.StatusRunning, StatusAt: time.Unix(at, 0),
 		}}
 		ten.addRunLocked(rec)

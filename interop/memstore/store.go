@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,13 +251,6 @@ func newTenantState(name string) *tenantState {
 		host:        newHostEventLog(),
 		eventPrefix: "evt-" + isolation.NewOpaque() + ".",
 	}
-}
-
-// nextEventIDLocked mints a run event id; the caller holds mu for writing.
-func (t *tenantState) nextEventIDLocked() string {
-	t.eventCount++
-	var buf [64]byte
-	return string(strconv.AppendUint(append(buf[:0], t.eventPrefix...), t.eventCount, 36))
 }
 
 // readableLocked returns the run iff sub may read it: same tenant (the

@@ -119,6 +119,8 @@ type workflowEntry struct {
 	run    WorkflowFunc
 	tools  interop.ToolCaller // nil: no MCP tools
 	inline bool               // WorkflowDef.Inline
+	// logHint is the log size of the last run that settled (tenant.mu).
+	logHint logHint
 }
 
 // Register adds def to tenant's workflows. It compiles the input schema
