@@ -275,14 +275,17 @@ func BenchmarkStoredRunBytes(b *testing.B) {
 
 // storedRunBytes is the heap a completed run keeps: n conformance-noop
 // runs started as A2A starts them (a fresh contextId, an idempotency key,
-// the first message, a trace), all completed, then the live heap after a
+// the first message with its skillId metadata, a trace), all completed, then the live heap after a
 // full GC divided by n. MEMSTORE_HEAP_PROFILE names a file to write the
 // heap profile to, taken while the runs are live.
 func storedRunBytes(tb testing.TB, n int) float64 {
 	ctx := context.Background()
 	s := newStore(tb)
 	sub := subject(tenantA, "alice")
-	msg := &interop.Message{ID: "m", Role: interop.RoleUser, Parts: []interop.Part{interop.TextPart("go")}}
+	msg := &interop.Message{
+		ID: "m", Role: interop.RoleUser, Parts: []interop.Part{interop.TextPart("go")},
+		Metadata: map[string]any{"skillId": FixtureNoop}, // how an A2A client picks the skill
+	}
 	before := liveHeap()
 	ids := make([]string, n)
 	for i := range ids {

@@ -125,15 +125,19 @@ func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
 	rec.commitEventLocked(ev.Type, ev.SchemaVersion, x, at)
 }
 
-// appendLifecycleLocked appends one of the store's own events, encoding
-// its payload straight into the log (see lifecycleEvent for a payload that
-// appendPayload does not encode).
+// appendLifecycleLocked appends one of the store's own events. Its
+// payload is encoded in the tenant's scratch buffer and then copied, so
+// that the log grows by exactly the payload (appendPayload reserves more
+// than it writes) and a log sized by its workflow's hint is never
+// reallocated.
 func (s *Store) appendLifecycleLocked(rec *runRecord, typ interop.EventType, payload any, x *eventExtra, at time.Time) {
-	if b := appendPayload(rec.log.payloads, payload); b != nil {
-		rec.log.payloads = b
-	} else {
-		rec.log.payloads = append(rec.log.payloads, s.lifecycleEvent(typ, payload).Payload...)
+	t := rec.tenant
+	b := appendPayload(t.scratch[:0], payload)
+	if b == nil {
+		b = append(t.scratch[:0], s.lifecycleEvent(typ, payload).Payload...)
 	}
+	t.scratch = b
+	rec.log.payloads = append(rec.log.payloads, b...)
 	rec.commitEventLocked(typ, interop.SchemaVersion, x, at)
 }
 

@@ -16,7 +16,7 @@ import (
 // (storedRunBytes): every run a host creates stays in memory for the
 // life of the store, and the garbage collector marks all of it on each
 // cycle, so this is what the store costs every request's GC share.
-const maxStoredRunBytes = 2100
+const maxStoredRunBytes = 2100 // main before issue 15: 3,017
 
 // TestStoredRunBytesWithinBudget: a settled run keeps no context, no
 // per-event strings and no spare log capacity.
@@ -142,5 +142,54 @@ func TestEventsReadBackExactly(t *testing.T) {
 	again := events(t, s, sub, run.ID)
 	if string(again[2].Payload) != wants[2].payload || again[2].Chunk.Artifact.Parts[0].Text != "chunk" {
 		t.Fatalf("a read aliased the log: %+v", again[2])
+	}
+}
+
+// TestEqualMessageMetadataIsStoredOnce: runs whose first messages carry
+// equal flat metadata keep one map between them, and every read still
+// gets its own copy; other metadata is stored per run.
+func TestEqualMessageMetadataIsStoredOnce(t *testing.T) {
+	s := newStore(t)
+	sub := subject(tenantA, "alice")
+	create := func(meta map[string]any) interop.Run {
+		return mustCreate(t, s, sub, interop.CreateRunRequest{WorkflowID: FixtureNoop, Message: &interop.Message{
+			ID: "m", Role: interop.RoleUser, Parts: []interop.Part{interop.TextPart("go")}, Metadata: meta,
+		}})
+	}
+	stored := func(id string) map[string]any {
+		ten := s.tenant(tenantA)
+		ten.mu.RLock()
+		defer ten.mu.RUnlock()
+		return ten.runs[id].run.Messages[0].Metadata
+	}
+	same := func(a, b map[string]any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+
+	first := create(map[string]any{"skillId": "noop", "n": 1.0, "ok": true, "none": nil})
+	second := create(map[string]any{"skillId": "noop", "n": 1.0, "ok": true, "none": nil})
+	if !same(stored(first.ID), stored(second.ID)) {
+		t.Fatal("equal flat metadata stored twice")
+	}
+	for _, meta := range []map[string]any{
+		{"skillId": "other", "n": 1.0, "ok": true, "none": nil},
+		{"skillId": "noop", "n": 1.0, "ok": true, "none": nil, "more": "x"},
+		{"skillId": "noop", "n": 1.0, "ok": true, "none": "set"},
+		{"skillId": "noop", "n": 1.0, "ok": true, "nested": map[string]any{}},
+	} {
+		run := create(meta)
+		if same(stored(run.ID), stored(second.ID)) || !reflect.DeepEqual(run.Messages[0].Metadata, meta) {
+			t.Fatalf("metadata %v shared with or stored unlike %v", meta, stored(second.ID))
+		}
+	}
+	// Reads are copies: changing one changes neither the store nor the
+	// run that shares its map.
+	got, err := s.GetRun(testCtx(t), sub, first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Messages[0].Metadata["skillId"] = "changed"
+	first.Messages[0].Metadata["skillId"] = "changed"
+	again, _ := s.GetRun(testCtx(t), sub, second.ID)
+	if again.Messages[0].Metadata["skillId"] != "noop" || stored(first.ID)["skillId"] != "noop" {
+		t.Fatalf("a read aliased the shared metadata: %v", again.Messages[0].Metadata)
 	}
 }

@@ -212,7 +212,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 		rc.inputs = bytes.Clone(inputs)
 	}
 	if req.Message != nil {
-		rec.run.Messages = []interop.Message{cloneMessage(*req.Message)}
+		rec.run.Messages = []interop.Message{t.storedMessageLocked(req.Message)}
 	}
 	t.addRunLocked(rec)
 	if req.IdempotencyKey != "" {
@@ -236,6 +236,64 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 // emptyInputs are the inputs of a run started without any. Shared by such
 // runs: RunContext.Inputs hands out copies only.
 var emptyInputs = json.RawMessage(`{}`)
+
+// storedMessageLocked is the store's copy of a run's first message. Its
+// metadata map is shared with the previous run's when the two are equal
+// and flat (the skillId an A2A client sends with every message): the
+// store never changes or hands out a stored map, reads copy it, so one
+// map can serve every run — a map is the largest object a run would
+// otherwise keep. The caller holds t.mu for writing.
+func (t *tenantState) storedMessageLocked(m *interop.Message) interop.Message {
+	meta := m.Metadata
+	if meta != nil && flatEqual(meta, t.lastMetadata) {
+		c := *m
+		c.Metadata = nil
+		c = cloneMessage(c)
+		c.Metadata = t.lastMetadata
+		return c
+	}
+	c := cloneMessage(*m)
+	if meta != nil {
+		t.lastMetadata = c.Metadata
+	}
+	return c
+}
+
+// flatEqual reports whether a and b are both non-nil and hold the same
+// keys with equal scalar JSON values (strings, numbers, booleans, null).
+// Anything nested makes them unequal, which only costs a copy.
+func flatEqual(a, b map[string]any) bool {
+	if a == nil || b == nil || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok {
+			return false
+		}
+		switch v := v.(type) {
+		case nil:
+			if w != nil {
+				return false
+			}
+		case string:
+			if w, ok := w.(string); !ok || w != v {
+				return false
+			}
+		case float64:
+			if w, ok := w.(float64); !ok || w != v {
+				return false
+			}
+		case bool:
+			if w, ok := w.(bool); !ok || w != v {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // repeatLocked answers an idempotent repeat with the first run.
 func repeatLocked(sub interop.Subject, prior *runRecord) (interop.Run, error) {

@@ -237,6 +237,10 @@ type tenantState struct {
 	// a secret (OpenWOP run-event.schema.json, ids.schema.json).
 	eventPrefix string
 	eventCount  uint64
+	scratch     []byte // encodes a lifecycle event's payload (appendLifecycleLocked)
+	// lastMetadata is the metadata of the last first message stored
+	// (storedMessageLocked); the store never changes it.
+	lastMetadata map[string]any
 }
 
 type idempotencyKey struct{ principal, key string }
