@@ -221,3 +221,34 @@ func TestSoloContextRunSkipsNarrowerPartitions(t *testing.T) {
 		t.Fatalf("%d partitions left after every run went", got)
 	}
 }
+
+// A run alone in its context — every A2A message without a contextId
+// starts one — costs its context's partition no allocation of its own:
+// the partition is a map value holding the run, and its status changes
+// move nothing.
+func TestLoneContextPartitionAllocatesNothing(t *testing.T) {
+	ten := newTenantState(tenantA)
+	const n = 2000
+	recs := make([]*runRecord, n)
+	for i := range recs {
+		recs[i] = &runRecord{tenant: ten, run: interop.Run{
+			ID: fmt.Sprintf("%s/%06d", tenantA, i), Tenant: tenantA, ContextID: fmt.Sprintf("ctx-%06d", i),
+			Status: interop.StatusRunning, StatusAt: time.Unix(int64(i), 0),
+		}}
+	}
+	// The tenant-wide partition holds trees from the first two runs on.
+	ten.addRunLocked(recs[0])
+	ten.addRunLocked(recs[1])
+	i := 2
+	allocs := testing.AllocsPerRun(n-3, func() {
+		rec := recs[i]
+		i++
+		ten.addRunLocked(rec)
+		rec.setStatusLocked(interop.StatusCompleted, rec.run.StatusAt.Add(time.Second))
+	})
+	// B-tree nodes and map growth are shared by many runs; a partition
+	// per run would be one allocation each.
+	if allocs >= 0.5 {
+		t.Fatalf("%.2f allocations per lone-context run", allocs)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // (storedRunBytes): every run a host creates stays in memory for the
 // life of the store, and the garbage collector marks all of it on each
 // cycle, so this is what the store costs every request's GC share.
-const maxStoredRunBytes = 2100 // main before issue 15: 3,017
+const maxStoredRunBytes = 2000 // main before issue 15: 3,017
 
 // TestStoredRunBytesWithinBudget: a settled run keeps no context, no
 // per-event strings and no spare log capacity.
