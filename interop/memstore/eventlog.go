@@ -51,21 +51,27 @@ type eventExtra struct {
 type logHint struct{ events, payloadBytes int }
 
 func newEventLog(h logHint) eventLog {
+	if h.events == 0 {
+		// The workflow's first run: run.started, a step and the terminal
+		// event.
+		h = logHint{events: 3, payloadBytes: 128}
+	}
 	return eventLog{
-		// run.started, at least one step and the terminal event.
-		events:   make([]storedEvent, 0, max(h.events, 3)),
-		payloads: make([]byte, 0, max(h.payloadBytes, 128)),
+		events:   make([]storedEvent, 0, h.events),
+		payloads: make([]byte, 0, h.payloadBytes),
 	}
 }
 
 // compact trims the spare capacity of a settled run's log, which takes no
 // more events: what stays in memory for the life of the store is what the
-// log holds.
+// log holds. A log within a quarter of its size is left as it is — runs
+// of one workflow vary a little, and a copy per run would cost more than
+// those few bytes.
 func (l *eventLog) compact() {
-	if cap(l.events) > len(l.events) {
+	if cap(l.events)-len(l.events) > len(l.events)/4 {
 		l.events = append([]storedEvent(nil), l.events...)
 	}
-	if cap(l.payloads) > len(l.payloads) {
+	if cap(l.payloads)-len(l.payloads) > len(l.payloads)/4 {
 		l.payloads = append([]byte(nil), l.payloads...)
 	}
 }
@@ -130,7 +136,10 @@ func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
 // that the log grows by exactly the payload (appendPayload reserves more
 // than it writes) and a log sized by its workflow's hint is never
 // reallocated.
-func (s *Store) appendLifecycleLocked(rec *runRecord, typ interop.EventType, payload any, x *eventExtra, at time.Time) {
+//
+// It is generic so that the payload is boxed only on the rare path that
+// needs json.Marshal: appendPayload keeps nothing of it.
+func appendLifecycleLocked[P any](s *Store, rec *runRecord, typ interop.EventType, payload P, x *eventExtra, at time.Time) {
 	t := rec.tenant
 	b := appendPayload(t.scratch[:0], payload)
 	if b == nil {

@@ -63,5 +63,5 @@ func (rc *RunContext) appendNodeEvent(typ interop.EventType, payload any, nodeID
 	if rec.run.Status.Terminal() {
 		return
 	}
-	rc.store.appendLifecycleLocked(rec, typ, payload, &eventExtra{nodeID: nodeID}, rc.store.now())
+	appendLifecycleLocked(rc.store, rec, typ, payload, &eventExtra{nodeID: nodeID}, rc.store.now())
 }

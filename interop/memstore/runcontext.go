@@ -145,7 +145,7 @@ func (rc *RunContext) Interrupt(ctx context.Context, spec interop.Interrupt) (Re
 	rec.usedKeys[spec.Key] = true
 	rec.run.Interrupts = append(rec.run.Interrupts, in)
 	rec.setStatusLocked(rec.suspendedStatusLocked(), at)
-	s.appendLifecycleLocked(rec, interop.EventNodeSuspended, interop.NodeSuspended{NodeID: in.NodeID, InterruptID: id, Kind: in.Kind, Key: in.Key},
+	appendLifecycleLocked(s, rec, interop.EventNodeSuspended, interop.NodeSuspended{NodeID: in.NodeID, InterruptID: id, Kind: in.Kind, Key: in.Key},
 		&eventExtra{nodeID: in.NodeID}, at)
 	t.mu.Unlock()
 
@@ -171,7 +171,7 @@ func (rc *RunContext) stopWaiting(ctx context.Context, p *pending) (Resolution, 
 		at := rc.store.now()
 		rec.removeOpenInterruptLocked(p.spec.ID)
 		rec.setStatusLocked(rec.suspendedStatusLocked(), at)
-		rc.store.appendLifecycleLocked(rec, interop.EventInterruptResolved, interop.InterruptResolved{
+		appendLifecycleLocked(rc.store, rec, interop.EventInterruptResolved, interop.InterruptResolved{
 			NodeID: p.spec.NodeID, InterruptID: p.spec.ID, Kind: p.spec.Kind, Reason: "withdrawn",
 		}, &eventExtra{nodeID: p.spec.NodeID}, at)
 	}
@@ -255,7 +255,7 @@ func (rc *RunContext) PublishArtifact(a interop.Artifact, appendChunk, lastChunk
 	}
 	rec.closed[i] = lastChunk
 	unregistered := false
-	rc.store.appendLifecycleLocked(rec, interop.EventArtifactCreated, interop.ArtifactCreated{
+	appendLifecycleLocked(rc.store, rec, interop.EventArtifactCreated, interop.ArtifactCreated{
 		ArtifactID: a.ID, ArtifactType: artifactType, Summary: a.Name, Registered: &unregistered,
 	}, &eventExtra{chunk: interop.ArtifactChunk{Artifact: chunk, Append: appendChunk, LastChunk: lastChunk}, hasChunk: true}, rc.store.now())
 	return nil

@@ -153,11 +153,12 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	t.mu.RUnlock()
 
 	// Validation is pure: do it outside the lock.
-	inputs := req.Inputs
-	if len(inputs) == 0 {
-		inputs = json.RawMessage(`{}`)
-	}
-	if err := validateJSON(wf.schema, "inputs", inputs); err != nil {
+	if len(req.Inputs) == 0 {
+		if e := wf.emptyInputsErr; e != nil {
+			refusal := *e // the caller's own copy
+			return interop.Run{}, false, &refusal
+		}
+	} else if err := validateJSON(wf.schema, "inputs", req.Inputs); err != nil {
 		return interop.Run{}, false, err
 	}
 	if req.Message != nil {
@@ -209,7 +210,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	}
 	rc := &RunContext{store: s, rec: rec, ctx: runCtx, inputs: emptyInputs, trace: req.Trace}
 	if len(req.Inputs) > 0 {
-		rc.inputs = bytes.Clone(inputs)
+		rc.inputs = bytes.Clone(req.Inputs)
 	}
 	if req.Message != nil {
 		rec.run.Messages = []interop.Message{t.storedMessageLocked(req.Message)}
@@ -219,7 +220,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 		t.idempotency[idem] = rec
 		rec.idemKey = req.IdempotencyKey
 	}
-	s.appendLifecycleLocked(rec, interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport}, nil, at)
+	appendLifecycleLocked(s, rec, interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport}, nil, at)
 	snapshot := cloneRun(&rec.run)
 	if !wf.inline {
 		go s.execute(rc)
@@ -367,7 +368,7 @@ func (s *Store) CancelRun(ctx context.Context, sub interop.Subject, runID, reaso
 	rec.withdrawOpenInterruptsLocked()
 	rec.run.CancelReason = reason
 	rec.setStatusLocked(interop.StatusCancelling, at)
-	s.appendLifecycleLocked(rec, EventCancelRequested, interop.RunCancelled{Reason: reason}, nil, at)
+	appendLifecycleLocked(s, rec, EventCancelRequested, interop.RunCancelled{Reason: reason}, nil, at)
 	rec.cancel(errCancelRequested)
 	return cloneRun(&rec.run), nil
 }
@@ -404,6 +405,14 @@ func (s *Store) invoke(rc *RunContext) (out json.RawMessage, err error) {
 	return rec.def.run(rc.ctx, rc)
 }
 
+// isErr reports whether err's tree holds an E (errors.AsType, whose
+// target, unlike errors.As's, does not escape: a run that succeeds
+// allocates nothing for the cases it never reaches).
+func isErr[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
+}
+
 // errWorkflowPanicked stands in for the result of a workflow that panicked.
 var errWorkflowPanicked = errors.New("memstore: workflow panicked")
 
@@ -416,10 +425,8 @@ func (s *Store) finish(rc *RunContext, out json.RawMessage, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 
+	// failure, when set, fails the run; cancelled, when set, cancels it.
 	var (
-		fe *failError
-		ce *cancelError
-		// failure, when set, fails the run; cancelled, when set, cancels it.
 		failure   *failError
 		cancelled *string
 	)
@@ -432,9 +439,10 @@ func (s *Store) finish(rc *RunContext, out json.RawMessage, err error) {
 		s.cfg.logger.Error("memstore: workflow returned invalid JSON output", "run", rec.run.ID, "workflow", rec.def.wf.ID)
 		failure = &failError{code: codeInternal, msg: genericFailure}
 	case err == nil:
-	case errors.As(err, &fe):
-		failure = fe
-	case errors.As(err, &ce):
+	case isErr[*failError](err):
+		failure, _ = errors.AsType[*failError](err)
+	case isErr[*cancelError](err):
+		ce, _ := errors.AsType[*cancelError](err)
 		cancelled = &ce.reason
 	case errors.Is(err, ErrCancelled):
 		reason := "cancelled by workflow"
@@ -447,28 +455,23 @@ func (s *Store) finish(rc *RunContext, out json.RawMessage, err error) {
 		s.cfg.logger.Error("memstore: workflow failed", "run", rec.run.ID, "workflow", rec.def.wf.ID, "error", err)
 		failure = &failError{code: codeInternal, msg: genericFailure}
 	}
-	var (
-		status  interop.RunStatus
-		typ     interop.EventType
-		payload any
-	)
-	switch {
-	case failure != nil:
-		status = interop.StatusFailed
-		rec.run.FailureMessage, rec.run.FailureCode, rec.run.Fault = failure.msg, failure.code, failure.fault
-		typ, payload = interop.EventRunFailed, interop.RunFailed{Error: interop.EventError{Code: failure.code, Message: failure.msg}}
-	case cancelled != nil:
-		status = interop.StatusCancelled
-		typ, payload = interop.EventRunCancelled, interop.RunCancelled{Reason: *cancelled}
-	default:
-		status = interop.StatusCompleted
-		rec.run.Output = bytes.Clone(out)
-		typ, payload = interop.EventRunCompleted, interop.RunCompleted{Outputs: interop.OutputsOf(out)}
-	}
 	at := s.now()
 	rec.withdrawOpenInterruptsLocked()
-	rec.setStatusLocked(status, at)
-	s.appendLifecycleLocked(rec, typ, payload, nil, at)
+	// Each payload is passed as its own type: appendLifecycleLocked boxes
+	// none of them.
+	switch {
+	case failure != nil:
+		rec.run.FailureMessage, rec.run.FailureCode, rec.run.Fault = failure.msg, failure.code, failure.fault
+		rec.setStatusLocked(interop.StatusFailed, at)
+		appendLifecycleLocked(s, rec, interop.EventRunFailed, interop.RunFailed{Error: interop.EventError{Code: failure.code, Message: failure.msg}}, nil, at)
+	case cancelled != nil:
+		rec.setStatusLocked(interop.StatusCancelled, at)
+		appendLifecycleLocked(s, rec, interop.EventRunCancelled, interop.RunCancelled{Reason: *cancelled}, nil, at)
+	default:
+		rec.run.Output = bytes.Clone(out)
+		rec.setStatusLocked(interop.StatusCompleted, at)
+		appendLifecycleLocked(s, rec, interop.EventRunCompleted, interop.RunCompleted{Outputs: interop.OutputsOf(out)}, nil, at)
+	}
 	rec.settleLocked()
 }
 
