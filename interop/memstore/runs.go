@@ -152,8 +152,11 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	}
 	t.mu.RUnlock()
 
-	// Validation is pure: do it outside the lock.
-	if len(req.Inputs) == 0 {
+	// Validation is pure: do it outside the lock. No inputs and {} (what
+	// the A2A binding sends for a message without a data part) have the
+	// verdict Register took.
+	noInputs := len(req.Inputs) == 0 || string(req.Inputs) == `{}`
+	if noInputs {
 		if e := wf.emptyInputsErr; e != nil {
 			refusal := *e // the caller's own copy
 			return interop.Run{}, false, &refusal
@@ -209,7 +212,7 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 		},
 	}
 	rc := &RunContext{store: s, rec: rec, ctx: runCtx, inputs: emptyInputs, trace: req.Trace}
-	if len(req.Inputs) > 0 {
+	if !noInputs {
 		rc.inputs = bytes.Clone(req.Inputs)
 	}
 	if req.Message != nil {
