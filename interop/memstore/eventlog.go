@@ -33,9 +33,11 @@ type storedEvent struct {
 	count   uint64      // the tenant's event count: the EventID's suffix
 	sec     int64       // Timestamp: Unix seconds …
 	version int         // SchemaVersion
+	end     int         // the payload is payloads[previous end:end]
 	nsec    int32       // … and nanoseconds (UTC)
-	end     uint32      // the payload is payloads[previous end:end]
-	status  uint8       // statusIndex of the run's status after the event
+	// status is the statusIndex of the run's status after the event; a
+	// run only ever has one of the statuses AllStatuses lists.
+	status uint8
 }
 
 // eventExtra is what few events carry: a node id, an artifact chunk.
@@ -103,7 +105,7 @@ func (rec *runRecord) commitEventLocked(typ interop.EventType, version int, x *e
 		sec:     at.Unix(),
 		nsec:    int32(at.Nanosecond()),
 		version: version,
-		end:     uint32(len(rec.log.payloads)),
+		end:     len(rec.log.payloads),
 		status:  uint8(statusIndex(rec.run.Status)),
 	})
 	rec.run.LastSequence = int64(len(rec.log.events) - 1)
@@ -155,7 +157,7 @@ func appendLifecycleLocked[P any](s *Store, rec *runRecord, typ interop.EventTyp
 // a copy: the payload and chunk share no memory with the store.
 func (rec *runRecord) eventAt(events []storedEvent, payloads []byte, i int) interop.RunEvent {
 	e := &events[i]
-	start := uint32(0)
+	start := 0
 	if i > 0 {
 		start = events[i-1].end
 	}
