@@ -37,7 +37,7 @@ type runRecord struct {
 	// for costs no channel.
 	changed    chan struct{}       // guarded by wakeMu
 	wakeMu     sync.Mutex          // taken under tenant.mu (read or write)
-	interrupts map[string]*pending // every interrupt ever raised, by id; made by the first
+	interrupts map[string]*pending // every interrupt ever raised, by id; nil until the first
 	usedKeys   map[string]bool     // interrupt keys already invoked (OpenWOP interrupt.md §Payload)
 	// closed[i] is set once run.Artifacts[i] received its last chunk. A
 	// run has few artifacts, so they are found by a scan of run.Artifacts
