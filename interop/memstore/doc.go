@@ -107,6 +107,12 @@
 // outnumber the kept (Go maps never shrink), so the heap returns to its
 // baseline. Creating runs pays nothing for it.
 //
+// Runs that are kept cost little to keep: the garbage collector marks
+// every one of them on each cycle, so a run that settled holds no context
+// and no spare capacity, its log stores per event only what differs
+// (event ids and the run id are rebuilt on read), and runs whose first
+// messages carry equal flat metadata share one copy of it.
+//
 // # Fixtures
 //
 // [ConformanceFixtures] are the workflows the conformance suite drives

@@ -165,8 +165,8 @@ func TestRunEventIDsUniqueAndWellFormed(t *testing.T) {
 	eventID := regexp.MustCompile(`^evt-[A-Za-z0-9._~-]{12,124}$`)
 	seen := map[string]bool{}
 	for _, ten := range []*tenantState{newTenantState(tenantA), newTenantState(tenantA), newTenantState("globex")} {
-		for range 100 {
-			id := ten.nextEventIDLocked()
+		for count := range uint64(100) {
+			id := ten.eventID(count + 1)
 			if !eventID.MatchString(id) || seen[id] {
 				t.Fatalf("event id %q: malformed or repeated", id)
 			}

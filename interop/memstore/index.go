@@ -72,17 +72,17 @@ func (k partitionKey) isContext() bool {
 // (indexed as in statusIndex); a status without runs has no tree. A
 // partition that only ever held one run — every contextId the server
 // mints has one, so most partitions are such — keeps it as lone instead,
-// in no tree: it costs no tree, and its status changes cost nothing.
+// with no trees: it costs nothing but its map entry (partitions are map
+// values, not pointers, for that), and its status changes cost nothing.
 type partition struct {
-	byStatus [numStatuses]*btree.BTreeG[*listEntry]
-	lone     *listEntry
+	lone  *listEntry
+	trees *statusTrees // nil while lone is set
 }
 
-func (p *partition) empty() bool {
-	if p.lone != nil {
-		return false
-	}
-	for _, tree := range p.byStatus {
+type statusTrees [numStatuses]*btree.BTreeG[*listEntry]
+
+func (ts *statusTrees) empty() bool {
+	for _, tree := range ts {
 		if tree != nil {
 			return false
 		}
@@ -90,19 +90,27 @@ func (p *partition) empty() bool {
 	return true
 }
 
-// file puts e in its status tree of p.
-func (x *runIndex) file(p *partition, e *listEntry) {
+// file puts e in its status tree of ts.
+func (x *runIndex) file(ts *statusTrees, e *listEntry) {
 	st := statusIndex(e.rec.run.Status)
-	tree := p.byStatus[st]
+	tree := ts[st]
 	if tree == nil {
 		if n := len(x.spare); n > 0 {
 			tree, x.spare = x.spare[n-1], x.spare[:n-1]
 		} else {
 			tree = btree.NewWithFreeListG(btreeDegree, entryOlder, x.free)
 		}
-		p.byStatus[st] = tree
+		ts[st] = tree
 	}
 	tree.ReplaceOrInsert(e)
+}
+
+// promote turns p's lone run into the first run of its trees, as a second
+// run joins the partition.
+func (x *runIndex) promote(p *partition) {
+	p.trees = new(statusTrees)
+	x.file(p.trees, p.lone)
+	p.lone = nil
 }
 
 // maxSpareTrees bounds the empty trees a tenant keeps for reuse: enough
@@ -121,14 +129,14 @@ func (x *runIndex) drop(tree *btree.BTreeG[*listEntry]) {
 // runIndex is a tenant's ListRuns index; tenant.mu guards it.
 type runIndex struct {
 	free  *btree.FreeListG[*listEntry] // node reuse across the tenant's trees
-	parts map[partitionKey]*partition
+	parts map[partitionKey]partition
 	spare []*btree.BTreeG[*listEntry] // emptied trees, for file to reuse
 }
 
 func newRunIndex() runIndex {
 	return runIndex{
 		free:  btree.NewFreeListG[*listEntry](btree.DefaultFreeListSize),
-		parts: make(map[partitionKey]*partition),
+		parts: make(map[partitionKey]partition),
 	}
 }
 
@@ -170,10 +178,10 @@ func (x *runIndex) insert(e *listEntry) {
 		if solo && k.narrowsContext() {
 			continue
 		}
-		p := x.parts[k]
+		p, ok := x.parts[k]
 		switch {
-		case p == nil:
-			x.parts[k] = &partition{lone: e}
+		case !ok:
+			x.parts[k] = partition{lone: e}
 			solo = solo || k.isContext()
 			continue
 		case p.lone == e:
@@ -185,10 +193,10 @@ func (x *runIndex) insert(e *listEntry) {
 			if k.isContext() {
 				x.narrow(p.lone)
 			}
-			x.file(p, p.lone)
-			p.lone = nil
+			x.promote(&p)
+			x.parts[k] = p
 		}
-		x.file(p, e)
+		x.file(p.trees, e)
 	}
 }
 
@@ -198,7 +206,7 @@ func (x *runIndex) narrow(e *listEntry) {
 	keys, n := partitionKeys(&e.rec.run)
 	for _, k := range keys[:n] {
 		if k.narrowsContext() {
-			x.parts[k] = &partition{lone: e}
+			x.parts[k] = partition{lone: e}
 		}
 	}
 }
@@ -209,8 +217,7 @@ func (x *runIndex) soloInContext(e *listEntry) bool {
 	if e.rec.run.ContextID == "" {
 		return false
 	}
-	p := x.parts[partitionKey{contextID: e.rec.run.ContextID}]
-	return p != nil && p.lone == e
+	return x.parts[partitionKey{contextID: e.rec.run.ContextID}].lone == e
 }
 
 // remove takes e out under its run's current status and key, dropping
@@ -224,20 +231,20 @@ func (x *runIndex) remove(e *listEntry) {
 		if solo && k.narrowsContext() {
 			continue
 		}
-		p := x.parts[k]
-		if p != nil && p.lone == e {
+		p, ok := x.parts[k]
+		if ok && p.lone == e {
 			delete(x.parts, k)
 			continue
 		}
-		if p == nil || p.byStatus[st] == nil {
+		if !ok || p.trees == nil || p.trees[st] == nil {
 			continue
 		}
-		tree := p.byStatus[st]
+		tree := p.trees[st]
 		tree.Delete(e)
 		if tree.Len() == 0 {
-			p.byStatus[st] = nil
+			p.trees[st] = nil
 			x.drop(tree)
-			if p.empty() {
+			if p.trees.empty() {
 				delete(x.parts, k)
 			}
 		}
@@ -256,22 +263,25 @@ func (x *runIndex) move(e *listEntry, st interop.RunStatus, at int64) {
 	from, to := statusIndex(e.rec.run.Status), statusIndex(st)
 	keys, n := partitionKeys(&e.rec.run)
 	solo := x.soloInContext(e)
-	var parts [len(keys)]*partition
+	var (
+		parts   [len(keys)]partition
+		present [len(keys)]bool
+	)
 	for i, k := range keys[:n] {
 		if solo && k.narrowsContext() {
 			continue // kept in no such partition
 		}
-		p := x.parts[k]
-		parts[i] = p
-		if p == nil || p.lone == e {
+		p, ok := x.parts[k]
+		parts[i], present[i] = p, ok
+		if !ok || p.lone != nil {
 			continue // a lone run needs no move
 		}
-		if tree := p.byStatus[from]; tree != nil {
+		if tree := p.trees[from]; tree != nil {
 			tree.Delete(e)
 			if tree.Len() == 0 {
-				p.byStatus[from] = nil
-				if p.byStatus[to] == nil {
-					p.byStatus[to] = tree
+				p.trees[from] = nil
+				if p.trees[to] == nil {
+					p.trees[to] = tree
 				} else {
 					x.drop(tree)
 				}
@@ -279,20 +289,21 @@ func (x *runIndex) move(e *listEntry, st interop.RunStatus, at int64) {
 		}
 	}
 	e.rec.run.Status, e.key.at = st, at
-	for i, p := range parts[:n] {
+	for i := range keys[:n] {
+		p := &parts[i]
 		switch {
-		case p == nil && solo && keys[i].narrowsContext():
+		case !present[i] && solo && keys[i].narrowsContext():
 			continue
-		case p == nil:
-			x.parts[keys[i]] = &partition{lone: e}
+		case !present[i]:
+			x.parts[keys[i]] = partition{lone: e}
 			continue
 		case p.lone == e:
 			continue
 		case p.lone != nil:
-			x.file(p, p.lone)
-			p.lone = nil
+			x.promote(p)
+			x.parts[keys[i]] = *p
 		}
-		x.file(p, e)
+		x.file(p.trees, e)
 	}
 }
 
@@ -304,16 +315,16 @@ type pageBuffers [2][MaxPageSize + 1]*listEntry
 // across all pages. buf holds the result.
 func (x *runIndex) page(f *listFilter, start *listKey, limit int, buf *pageBuffers) (page []*listEntry, total int) {
 	key := partitionKey{workspace: f.workspace, contextID: f.contextID, workflowID: f.workflowID}
-	p := x.parts[key]
-	if p == nil && key.narrowsContext() {
+	p, ok := x.parts[key]
+	if !ok && key.narrowsContext() {
 		// A run alone in its context is kept only in the context's partition.
-		if c := x.parts[partitionKey{contextID: f.contextID}]; c != nil && c.lone != nil &&
+		if c := x.parts[partitionKey{contextID: f.contextID}]; c.lone != nil &&
 			(f.workspace == "" || c.lone.rec.run.Workspace == f.workspace) &&
 			(f.workflowID == "" || c.lone.rec.run.WorkflowID == f.workflowID) {
-			p = c
+			p, ok = c, true
 		}
 	}
-	if p == nil {
+	if !ok {
 		return nil, 0
 	}
 	var pivot *listEntry
@@ -331,7 +342,7 @@ func (x *runIndex) page(f *listFilter, start *listKey, limit int, buf *pageBuffe
 	}
 	page = buf[0][:0]
 	next := buf[1][:0]
-	for st, tree := range p.byStatus {
+	for st, tree := range p.trees {
 		if tree == nil || (f.statuses != 0 && f.statuses&(1<<st) == 0) {
 			continue
 		}
@@ -400,8 +411,8 @@ func mergeTree(out, prev []*listEntry, tree *btree.BTreeG[*listEntry], f *listFi
 // status timestamp is before cutoff (Unix nanoseconds), oldest first per
 // status.
 func (x *runIndex) oldestTerminal(out []*runRecord, cutoff int64, limit int) []*runRecord {
-	all := x.parts[partitionKey{}]
-	if all == nil {
+	all, ok := x.parts[partitionKey{}]
+	if !ok {
 		return out
 	}
 	if e := all.lone; e != nil {
@@ -411,7 +422,7 @@ func (x *runIndex) oldestTerminal(out []*runRecord, cutoff int64, limit int) []*
 		return out
 	}
 	for _, st := range interop.AllStatuses() {
-		tree := all.byStatus[statusIndex(st)]
+		tree := all.trees[statusIndex(st)]
 		if !st.Terminal() || tree == nil {
 			continue
 		}

@@ -57,15 +57,14 @@ func checkAgainstBruteForce(t *testing.T, rng *rand.Rand) {
 				contexts = append(contexts, ctx)
 			}
 			rec := &runRecord{
-				// Ids that do not sort in creation order.
-				id:     fmt.Sprintf("%s/%03d-%d", tenantA, rng.IntN(1000), nextID),
 				tenant: ten,
 				run: interop.Run{
+					// Ids that do not sort in creation order.
+					ID:     fmt.Sprintf("%s/%03d-%d", tenantA, rng.IntN(1000), nextID),
 					Tenant: tenantA, Workspace: pick(workspaces), ContextID: ctx, WorkflowID: pick(workflows),
 					Status: statuses[rng.IntN(len(statuses))], StatusAt: when, CreatedAt: when,
 				},
 			}
-			rec.run.ID = rec.id
 			ten.addRunLocked(rec)
 			live = append(live, rec)
 		case op < 8: // status change, to a later or an earlier timestamp
@@ -133,11 +132,11 @@ func bruteForce(live []*runRecord, sub interop.Subject, q interop.ListRunsQuery)
 		if c := b.run.StatusAt.Compare(a.run.StatusAt); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.id, a.id)
+		return cmp.Compare(b.run.ID, a.run.ID)
 	})
 	ids := make([]string, len(keep))
 	for i, rec := range keep {
-		ids[i] = rec.id
+		ids[i] = rec.run.ID
 	}
 	return ids
 }
@@ -175,8 +174,8 @@ func checkPages(t *testing.T, s *Store, sub interop.Subject, q interop.ListRunsQ
 // retention purge still finds it once it is terminal, and only then.
 func TestOldestTerminalFindsALoneRun(t *testing.T) {
 	ten := newTenantState(tenantA)
-	rec := &runRecord{id: tenantA + "/only", tenant: ten, run: interop.Run{
-		Tenant: tenantA, WorkflowID: "wf", Status: interop.StatusRunning, StatusAt: time.Unix(100, 0),
+	rec := &runRecord{tenant: ten, run: interop.Run{
+		ID: tenantA + "/only", Tenant: tenantA, WorkflowID: "wf", Status: interop.StatusRunning, StatusAt: time.Unix(100, 0),
 	}}
 	ten.addRunLocked(rec)
 	if got := ten.index.oldestTerminal(nil, time.Unix(200, 0).UnixNano(), 10); len(got) != 0 {
@@ -197,8 +196,8 @@ func TestOldestTerminalFindsALoneRun(t *testing.T) {
 func TestSoloContextRunSkipsNarrowerPartitions(t *testing.T) {
 	ten := newTenantState(tenantA)
 	newRun := func(id string, at int64) *runRecord {
-		rec := &runRecord{id: tenantA + "/" + id, tenant: ten, run: interop.Run{
-			Tenant: tenantA, Workspace: "ws", ContextID: "ctx", WorkflowID: "wf",
+		rec := &runRecord{tenant: ten, run: interop.Run{
+			ID: tenantA + "/" + id, Tenant: tenantA, Workspace: "ws", ContextID: "ctx", WorkflowID: "wf",
 			Status: interop.StatusRunning, StatusAt: time.Unix(at, 0),
 		}}
 		ten.addRunLocked(rec)
@@ -220,5 +219,36 @@ func TestSoloContextRunSkipsNarrowerPartitions(t *testing.T) {
 	ten.dropRunLocked(second)
 	if got := len(ten.index.parts); got != 0 {
 		t.Fatalf("%d partitions left after every run went", got)
+	}
+}
+
+// A run alone in its context — every A2A message without a contextId
+// starts one — costs its context's partition no allocation of its own:
+// the partition is a map value holding the run, and its status changes
+// move nothing.
+func TestLoneContextPartitionAllocatesNothing(t *testing.T) {
+	ten := newTenantState(tenantA)
+	const n = 2000
+	recs := make([]*runRecord, n)
+	for i := range recs {
+		recs[i] = &runRecord{tenant: ten, run: interop.Run{
+			ID: fmt.Sprintf("%s/%06d", tenantA, i), Tenant: tenantA, ContextID: fmt.Sprintf("ctx-%06d", i),
+			Status: interop.StatusRunning, StatusAt: time.Unix(int64(i), 0),
+		}}
+	}
+	// The tenant-wide partition holds trees from the first two runs on.
+	ten.addRunLocked(recs[0])
+	ten.addRunLocked(recs[1])
+	i := 2
+	allocs := testing.AllocsPerRun(n-3, func() {
+		rec := recs[i]
+		i++
+		ten.addRunLocked(rec)
+		rec.setStatusLocked(interop.StatusCompleted, rec.run.StatusAt.Add(time.Second))
+	})
+	// B-tree nodes and map growth are shared by many runs; a partition
+	// per run would be one allocation each.
+	if allocs >= 0.5 {
+		t.Fatalf("%.2f allocations per lone-context run", allocs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -624,6 +625,18 @@ func TestRegisterAcceptsSelfContainedSchemas(t *testing.T) {
 			var ie *interop.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("invalid inputs: %v, want an InputError", err)
+			}
+			// No inputs are {}: refused alike when {} is, accepted alike
+			// when it is not, and the refusal is each caller's own.
+			_, _, emptyErr := s.CreateRun(testCtx(t), sub, interop.CreateRunRequest{WorkflowID: "w", Inputs: json.RawMessage(`{}`)})
+			for range 2 {
+				_, _, absentErr := s.CreateRun(testCtx(t), sub, interop.CreateRunRequest{WorkflowID: "w"})
+				if !reflect.DeepEqual(absentErr, emptyErr) {
+					t.Fatalf("absent inputs: %v; {}: %v", absentErr, emptyErr)
+				}
+				if absentErr != nil {
+					absentErr.(*interop.InputError).Reason = "changed by a caller"
+				}
 			}
 		})
 	}

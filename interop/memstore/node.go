@@ -41,7 +41,7 @@ func (rc *RunContext) Node(nodeID string, fn func() (json.RawMessage, error)) (j
 		typ, payload = interop.EventNodeFailed, interop.NodeFailed{NodeID: nodeID, Error: interop.EventError{Code: codeInternal, Message: genericFailure}}
 	case err == nil:
 		typ, payload = interop.EventNodeCompleted, interop.NodeCompleted{NodeID: nodeID, Outputs: interop.OutputsOf(out)}
-	case errors.Is(err, ErrCancelled), errors.Is(err, context.Canceled) && rc.rec.ctx.Err() != nil:
+	case errors.Is(err, ErrCancelled), errors.Is(err, context.Canceled) && rc.ctx.Err() != nil:
 		return out, err
 	case errors.As(err, &fe):
 		typ, payload = interop.EventNodeFailed, interop.NodeFailed{NodeID: nodeID, Error: interop.EventError{Code: fe.code, Message: fe.msg}}
@@ -63,7 +63,5 @@ func (rc *RunContext) appendNodeEvent(typ interop.EventType, payload any, nodeID
 	if rec.run.Status.Terminal() {
 		return
 	}
-	ev := rc.store.lifecycleEvent(typ, payload)
-	ev.NodeID = nodeID
-	rec.appendEventLocked(ev, rc.store.now())
+	appendLifecycleLocked(rc.store, rec, typ, payload, &eventExtra{nodeID: nodeID}, rc.store.now())
 }

@@ -90,9 +90,7 @@ func (s *Store) ResolveInterrupt(ctx context.Context, sub interop.Subject, req i
 	if p.spec.Kind == interop.InterruptApproval {
 		resolved.Action, _ = approvalAction(value)
 	}
-	ev := s.lifecycleEvent(interop.EventInterruptResolved, resolved)
-	ev.NodeID = p.spec.NodeID
-	rec.appendEventLocked(ev, at)
+	appendLifecycleLocked(s, rec, interop.EventInterruptResolved, resolved, &eventExtra{nodeID: p.spec.NodeID}, at)
 	p.delivery <- Resolution{Outcome: outcome, Value: value, Resolver: cloneSubject(sub)}
 	return cloneRun(&rec.run), nil
 }

@@ -22,20 +22,25 @@ import (
 type RunContext struct {
 	store *Store
 	rec   *runRecord
+	// What only the workflow reads, kept here rather than in the run's
+	// record so that it goes when the workflow call does.
+	ctx    context.Context // cancelled by CancelRun and Close
+	inputs json.RawMessage
+	trace  interop.TraceContext
 	// toolInputs counts the input requests of the run's tool calls
 	// (CallTool), keying their interrupts.
 	toolInputs atomic.Int64
 }
 
 // RunID is the run's tenant-bound id.
-func (rc *RunContext) RunID() string { return rc.rec.id }
+func (rc *RunContext) RunID() string { return rc.rec.run.ID }
 
 // Inputs returns a copy of the validated run inputs (a JSON object; {} when
 // the caller sent none).
-func (rc *RunContext) Inputs() json.RawMessage { return bytes.Clone(rc.rec.inputs) }
+func (rc *RunContext) Inputs() json.RawMessage { return bytes.Clone(rc.inputs) }
 
 // Trace is the W3C trace context the run was started with.
-func (rc *RunContext) Trace() interop.TraceContext { return rc.rec.trace }
+func (rc *RunContext) Trace() interop.TraceContext { return rc.trace }
 
 // Resolution is how an interrupt was answered.
 type Resolution struct {
@@ -140,9 +145,8 @@ func (rc *RunContext) Interrupt(ctx context.Context, spec interop.Interrupt) (Re
 	rec.usedKeys[spec.Key] = true
 	rec.run.Interrupts = append(rec.run.Interrupts, in)
 	rec.setStatusLocked(rec.suspendedStatusLocked(), at)
-	ev := s.lifecycleEvent(interop.EventNodeSuspended, interop.NodeSuspended{NodeID: in.NodeID, InterruptID: id, Kind: in.Kind, Key: in.Key})
-	ev.NodeID = in.NodeID
-	rec.appendEventLocked(ev, at)
+	appendLifecycleLocked(s, rec, interop.EventNodeSuspended, interop.NodeSuspended{NodeID: in.NodeID, InterruptID: id, Kind: in.Kind, Key: in.Key},
+		&eventExtra{nodeID: in.NodeID}, at)
 	t.mu.Unlock()
 
 	select {
@@ -162,16 +166,14 @@ func (rc *RunContext) stopWaiting(ctx context.Context, p *pending) (Resolution, 
 	defer t.mu.Unlock()
 	// When the run's own context is done, CancelRun or Close is ending the
 	// run and withdraws its interrupts itself.
-	if p.state == interruptOpen && rec.ctx.Err() == nil && !rec.run.Status.Terminal() {
+	if p.state == interruptOpen && rc.ctx.Err() == nil && !rec.run.Status.Terminal() {
 		p.state = interruptWithdrawn
 		at := rc.store.now()
 		rec.removeOpenInterruptLocked(p.spec.ID)
 		rec.setStatusLocked(rec.suspendedStatusLocked(), at)
-		ev := rc.store.lifecycleEvent(interop.EventInterruptResolved, interop.InterruptResolved{
+		appendLifecycleLocked(rc.store, rec, interop.EventInterruptResolved, interop.InterruptResolved{
 			NodeID: p.spec.NodeID, InterruptID: p.spec.ID, Kind: p.spec.Kind, Reason: "withdrawn",
-		})
-		ev.NodeID = p.spec.NodeID
-		rec.appendEventLocked(ev, at)
+		}, &eventExtra{nodeID: p.spec.NodeID}, at)
 	}
 	select {
 	case res := <-p.delivery:
@@ -253,11 +255,9 @@ func (rc *RunContext) PublishArtifact(a interop.Artifact, appendChunk, lastChunk
 	}
 	rec.closed[i] = lastChunk
 	unregistered := false
-	ev := rc.store.lifecycleEvent(interop.EventArtifactCreated, interop.ArtifactCreated{
+	appendLifecycleLocked(rc.store, rec, interop.EventArtifactCreated, interop.ArtifactCreated{
 		ArtifactID: a.ID, ArtifactType: artifactType, Summary: a.Name, Registered: &unregistered,
-	})
-	ev.Chunk = &interop.ArtifactChunk{Artifact: chunk, Append: appendChunk, LastChunk: lastChunk}
-	rec.appendEventLocked(ev, rc.store.now())
+	}, &eventExtra{chunk: interop.ArtifactChunk{Artifact: chunk, Append: appendChunk, LastChunk: lastChunk}, hasChunk: true}, rc.store.now())
 	return nil
 }
 

@@ -15,28 +15,29 @@ import (
 )
 
 // runRecord is one run. Everything but the immutable fields is guarded by
-// tenant.mu.
+// tenant.mu. It stays in memory for the life of the store (or its
+// retention), so it keeps nothing a settled run no longer needs: what only
+// the workflow reads (its context, inputs, trace) lives in its RunContext,
+// and the cancel function is dropped once the run settles.
 type runRecord struct {
-	// Immutable after creation.
-	id     string
+	// Immutable after creation. The run's id is run.ID.
 	tenant *tenantState
 	def    *workflowEntry
-	inputs json.RawMessage
-	trace  interop.TraceContext
-	trust  interop.TrustBoundary
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	idem   idempotencyKey // the creating key, when one was given
-	hasKey bool
+	// idemKey is the creating IdempotencyKey, "" when none was given;
+	// with run.Principal it is the run's key in tenant.idempotency.
+	idemKey string
 
-	run    interop.Run        // the canonical state; reads return clones
-	events []interop.RunEvent // append-only; events[i].Sequence == i
+	// cancel cancels the workflow's context; nil once the run settled.
+	cancel context.CancelCauseFunc
+
+	run interop.Run // the canonical state; reads return clones
+	log eventLog    // append-only; its entry i has Sequence i
 	// changed is made by the first watcher that has to wait (waitChannel)
 	// and closed and cleared by the next append, so an event nobody waits
 	// for costs no channel.
 	changed    chan struct{}       // guarded by wakeMu
 	wakeMu     sync.Mutex          // taken under tenant.mu (read or write)
-	interrupts map[string]*pending // every interrupt ever raised, by id
+	interrupts map[string]*pending // every interrupt ever raised, by id; nil until the first
 	usedKeys   map[string]bool     // interrupt keys already invoked (OpenWOP interrupt.md §Payload)
 	// closed[i] is set once run.Artifacts[i] received its last chunk. A
 	// run has few artifacts, so they are found by a scan of run.Artifacts
@@ -54,28 +55,6 @@ func (rec *runRecord) artifactIndexLocked(id string) int {
 		}
 	}
 	return -1
-}
-
-// appendEventLocked completes ev as a RunEventDoc — a fresh eventId, the
-// run id, the next sequence, the timestamp and (when unset) the schema
-// version — stamps the run's current status and wakes every watcher.
-func (rec *runRecord) appendEventLocked(ev interop.RunEvent, at time.Time) {
-	ev.EventID = rec.tenant.nextEventIDLocked()
-	ev.RunID = rec.id
-	ev.Sequence = int64(len(rec.events))
-	ev.Timestamp = at
-	if ev.SchemaVersion == 0 {
-		ev.SchemaVersion = interop.SchemaVersion
-	}
-	ev.Status = rec.run.Status
-	rec.events = append(rec.events, ev)
-	rec.run.LastSequence = ev.Sequence
-	rec.wakeMu.Lock()
-	if rec.changed != nil {
-		close(rec.changed)
-		rec.changed = nil
-	}
-	rec.wakeMu.Unlock()
 }
 
 // waitChannel returns the channel the next append closes. The caller
@@ -118,17 +97,19 @@ func (rec *runRecord) setStatusLocked(st interop.RunStatus, at time.Time) {
 
 // addRunLocked files a new run in the tenant's run map and list index.
 func (t *tenantState) addRunLocked(rec *runRecord) {
-	rec.entry = listEntry{key: listKey{at: rec.run.StatusAt.UnixNano(), id: rec.id}, rec: rec}
-	t.runs[rec.id] = rec
+	rec.entry = listEntry{key: listKey{at: rec.run.StatusAt.UnixNano(), id: rec.run.ID}, rec: rec}
+	t.runs[rec.run.ID] = rec
 	t.index.insert(&rec.entry)
 }
 
 // dropRunLocked removes a run from the tenant's maps and list index.
 func (t *tenantState) dropRunLocked(rec *runRecord) {
 	t.index.remove(&rec.entry)
-	delete(t.runs, rec.id)
-	if rec.hasKey && t.idempotency[rec.idem] == rec {
-		delete(t.idempotency, rec.idem)
+	delete(t.runs, rec.run.ID)
+	if rec.idemKey != "" {
+		if idem := (idempotencyKey{principal: rec.run.Principal, key: rec.idemKey}); t.idempotency[idem] == rec {
+			delete(t.idempotency, idem)
+		}
 	}
 }
 
@@ -171,12 +152,16 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	}
 	t.mu.RUnlock()
 
-	// Validation is pure: do it outside the lock.
-	inputs := req.Inputs
-	if len(inputs) == 0 {
-		inputs = json.RawMessage(`{}`)
-	}
-	if err := validateJSON(wf.schema, "inputs", inputs); err != nil {
+	// Validation is pure: do it outside the lock. No inputs and {} (what
+	// the A2A binding sends for a message without a data part) have the
+	// verdict Register took.
+	noInputs := len(req.Inputs) == 0 || string(req.Inputs) == `{}`
+	if noInputs {
+		if e := wf.emptyInputsErr; e != nil {
+			refusal := *e // the caller's own copy
+			return interop.Run{}, false, &refusal
+		}
+	} else if err := validateJSON(wf.schema, "inputs", req.Inputs); err != nil {
 		return interop.Run{}, false, err
 	}
 	if req.Message != nil {
@@ -208,17 +193,10 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 	runCtx, cancel := context.WithCancelCause(s.runsCtx)
 	at := s.now()
 	rec := &runRecord{
-		id:     id,
 		tenant: t,
 		def:    wf,
-		inputs: bytes.Clone(inputs),
-		trace:  req.Trace,
-		trust:  req.TrustBoundary,
-		ctx:    runCtx,
 		cancel: cancel,
-		// run.started, at least one step and the terminal event: the log
-		// of a short run never grows.
-		events: make([]interop.RunEvent, 0, 3),
+		log:    newEventLog(wf.logHint),
 		run: interop.Run{
 			ID:           id,
 			Tenant:       t.name,
@@ -233,26 +211,92 @@ func (s *Store) CreateRun(ctx context.Context, sub interop.Subject, req interop.
 			LastSequence: -1,
 		},
 	}
+	rc := &RunContext{store: s, rec: rec, ctx: runCtx, inputs: emptyInputs, trace: req.Trace}
+	if !noInputs {
+		rc.inputs = bytes.Clone(req.Inputs)
+	}
 	if req.Message != nil {
-		rec.run.Messages = []interop.Message{cloneMessage(*req.Message)}
+		rec.run.Messages = []interop.Message{t.storedMessageLocked(req.Message)}
 	}
 	t.addRunLocked(rec)
 	if req.IdempotencyKey != "" {
 		t.idempotency[idem] = rec
-		rec.idem, rec.hasKey = idem, true
+		rec.idemKey = req.IdempotencyKey
 	}
-	rec.appendEventLocked(s.lifecycleEvent(interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport}), at)
+	appendLifecycleLocked(s, rec, interop.EventRunStarted, interop.RunStarted{WorkflowID: wf.wf.ID, Transport: req.Transport}, nil, at)
 	snapshot := cloneRun(&rec.run)
 	if !wf.inline {
-		go s.execute(rec)
+		go s.execute(rc)
 		return snapshot, true, nil
 	}
 	// The run is filed and its snapshot taken, as for a run on its own
 	// goroutine; the body's steps take the lock themselves.
 	locked = false
 	t.mu.Unlock()
-	s.execute(rec)
+	s.execute(rc)
 	return snapshot, true, nil
+}
+
+// emptyInputs are the inputs of a run started without any. Shared by such
+// runs: RunContext.Inputs hands out copies only.
+var emptyInputs = json.RawMessage(`{}`)
+
+// storedMessageLocked is the store's copy of a run's first message. Its
+// metadata map is shared with the previous run's when the two are equal
+// and flat (the skillId an A2A client sends with every message): the
+// store never changes or hands out a stored map, reads copy it, so one
+// map can serve every run — a map is the largest object a run would
+// otherwise keep. The caller holds t.mu for writing.
+func (t *tenantState) storedMessageLocked(m *interop.Message) interop.Message {
+	meta := m.Metadata
+	if meta != nil && flatEqual(meta, t.lastMetadata) {
+		c := *m
+		c.Metadata = nil
+		c = cloneMessage(c)
+		c.Metadata = t.lastMetadata
+		return c
+	}
+	c := cloneMessage(*m)
+	if meta != nil {
+		t.lastMetadata = c.Metadata
+	}
+	return c
+}
+
+// flatEqual reports whether a and b are both non-nil and hold the same
+// keys with equal scalar JSON values (strings, numbers, booleans, null).
+// Anything nested makes them unequal, which only costs a copy.
+func flatEqual(a, b map[string]any) bool {
+	if a == nil || b == nil || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok {
+			return false
+		}
+		switch v := v.(type) {
+		case nil:
+			if w != nil {
+				return false
+			}
+		case string:
+			if w, ok := w.(string); !ok || w != v {
+				return false
+			}
+		case float64:
+			if w, ok := w.(float64); !ok || w != v {
+				return false
+			}
+		case bool:
+			if w, ok := w.(bool); !ok || w != v {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // repeatLocked answers an idempotent repeat with the first run.
@@ -327,7 +371,7 @@ func (s *Store) CancelRun(ctx context.Context, sub interop.Subject, runID, reaso
 	rec.withdrawOpenInterruptsLocked()
 	rec.run.CancelReason = reason
 	rec.setStatusLocked(interop.StatusCancelling, at)
-	rec.appendEventLocked(s.lifecycleEvent(EventCancelRequested, interop.RunCancelled{Reason: reason}), at)
+	appendLifecycleLocked(s, rec, EventCancelRequested, interop.RunCancelled{Reason: reason}, nil, at)
 	rec.cancel(errCancelRequested)
 	return cloneRun(&rec.run), nil
 }
@@ -344,24 +388,32 @@ func (rec *runRecord) withdrawOpenInterruptsLocked() {
 // execute runs the workflow on the calling goroutine (started by
 // CreateRun, or CreateRun's own for an inline workflow) and records how it
 // ended.
-func (s *Store) execute(rec *runRecord) {
+func (s *Store) execute(rc *RunContext) {
 	defer s.running.Done()
-	rc := &RunContext{store: s, rec: rec}
-	out, err := s.invoke(rec, rc)
-	s.finish(rec, out, err)
+	out, err := s.invoke(rc)
+	s.finish(rc, out, err)
 }
 
 // invoke calls the workflow body, turning a panic into a logged failure so
 // that one bad workflow cannot crash the host.
-func (s *Store) invoke(rec *runRecord, rc *RunContext) (out json.RawMessage, err error) {
+func (s *Store) invoke(rc *RunContext) (out json.RawMessage, err error) {
+	rec := rc.rec
 	defer func() {
 		if p := recover(); p != nil {
 			s.cfg.logger.Error("memstore: workflow panicked",
-				"run", rec.id, "workflow", rec.def.wf.ID, "panic", p, "stack", string(debug.Stack()))
+				"run", rec.run.ID, "workflow", rec.def.wf.ID, "panic", p, "stack", string(debug.Stack()))
 			out, err = nil, errWorkflowPanicked
 		}
 	}()
-	return rec.def.run(rec.ctx, rc)
+	return rec.def.run(rc.ctx, rc)
+}
+
+// isErr reports whether err's tree holds an E (errors.AsType, whose
+// target, unlike errors.As's, does not escape: a run that succeeds
+// allocates nothing for the cases it never reaches).
+func isErr[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
 }
 
 // errWorkflowPanicked stands in for the result of a workflow that panicked.
@@ -370,16 +422,14 @@ var errWorkflowPanicked = errors.New("memstore: workflow panicked")
 // finish appends the terminal event. A run that was asked to cancel ends
 // cancelled whatever the workflow returned, unless it panicked: a panic is
 // a bug and always shows as a failure.
-func (s *Store) finish(rec *runRecord, out json.RawMessage, err error) {
+func (s *Store) finish(rc *RunContext, out json.RawMessage, err error) {
+	rec := rc.rec
 	t := rec.tenant
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer rec.cancel(nil) // releases the context's resources
 
+	// failure, when set, fails the run; cancelled, when set, cancels it.
 	var (
-		fe *failError
-		ce *cancelError
-		// failure, when set, fails the run; cancelled, when set, cancels it.
 		failure   *failError
 		cancelled *string
 	)
@@ -389,43 +439,53 @@ func (s *Store) finish(rec *runRecord, out json.RawMessage, err error) {
 	case rec.run.Status == interop.StatusCancelling:
 		cancelled = &rec.run.CancelReason
 	case err == nil && len(out) > 0 && !json.Valid(out):
-		s.cfg.logger.Error("memstore: workflow returned invalid JSON output", "run", rec.id, "workflow", rec.def.wf.ID)
+		s.cfg.logger.Error("memstore: workflow returned invalid JSON output", "run", rec.run.ID, "workflow", rec.def.wf.ID)
 		failure = &failError{code: codeInternal, msg: genericFailure}
 	case err == nil:
-	case errors.As(err, &fe):
-		failure = fe
-	case errors.As(err, &ce):
+	case isErr[*failError](err):
+		failure, _ = errors.AsType[*failError](err)
+	case isErr[*cancelError](err):
+		ce, _ := errors.AsType[*cancelError](err)
 		cancelled = &ce.reason
 	case errors.Is(err, ErrCancelled):
 		reason := "cancelled by workflow"
 		cancelled = &reason
-	case rec.ctx.Err() != nil:
+	case rc.ctx.Err() != nil:
 		// Only Close cancels a run that is not cancelling.
 		reason := "store closed"
 		cancelled = &reason
 	default:
-		s.cfg.logger.Error("memstore: workflow failed", "run", rec.id, "workflow", rec.def.wf.ID, "error", err)
+		s.cfg.logger.Error("memstore: workflow failed", "run", rec.run.ID, "workflow", rec.def.wf.ID, "error", err)
 		failure = &failError{code: codeInternal, msg: genericFailure}
-	}
-	var (
-		status interop.RunStatus
-		ev     interop.RunEvent
-	)
-	switch {
-	case failure != nil:
-		status = interop.StatusFailed
-		rec.run.FailureMessage, rec.run.FailureCode, rec.run.Fault = failure.msg, failure.code, failure.fault
-		ev = s.lifecycleEvent(interop.EventRunFailed, interop.RunFailed{Error: interop.EventError{Code: failure.code, Message: failure.msg}})
-	case cancelled != nil:
-		status = interop.StatusCancelled
-		ev = s.lifecycleEvent(interop.EventRunCancelled, interop.RunCancelled{Reason: *cancelled})
-	default:
-		status = interop.StatusCompleted
-		rec.run.Output = bytes.Clone(out)
-		ev = s.lifecycleEvent(interop.EventRunCompleted, interop.RunCompleted{Outputs: interop.OutputsOf(out)})
 	}
 	at := s.now()
 	rec.withdrawOpenInterruptsLocked()
-	rec.setStatusLocked(status, at)
-	rec.appendEventLocked(ev, at)
+	// Each payload is passed as its own type: appendLifecycleLocked boxes
+	// none of them.
+	switch {
+	case failure != nil:
+		rec.run.FailureMessage, rec.run.FailureCode, rec.run.Fault = failure.msg, failure.code, failure.fault
+		rec.setStatusLocked(interop.StatusFailed, at)
+		appendLifecycleLocked(s, rec, interop.EventRunFailed, interop.RunFailed{Error: interop.EventError{Code: failure.code, Message: failure.msg}}, nil, at)
+	case cancelled != nil:
+		rec.setStatusLocked(interop.StatusCancelled, at)
+		appendLifecycleLocked(s, rec, interop.EventRunCancelled, interop.RunCancelled{Reason: *cancelled}, nil, at)
+	default:
+		rec.run.Output = bytes.Clone(out)
+		rec.setStatusLocked(interop.StatusCompleted, at)
+		appendLifecycleLocked(s, rec, interop.EventRunCompleted, interop.RunCompleted{Outputs: interop.OutputsOf(out)}, nil, at)
+	}
+	rec.settleLocked()
+}
+
+// settleLocked lets go of what a terminal run no longer needs: its
+// context (cancelled, which also releases it from the store's), the
+// artifacts' chunk state (no chunk follows) and the log's spare capacity.
+// The run's log size becomes the hint for the workflow's next run.
+func (rec *runRecord) settleLocked() {
+	rec.cancel(nil)
+	rec.cancel = nil
+	rec.closed = nil
+	rec.log.compact()
+	rec.def.logHint = logHint{events: len(rec.log.events), payloadBytes: len(rec.log.payloads)}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -238,6 +237,10 @@ type tenantState struct {
 	// a secret (OpenWOP run-event.schema.json, ids.schema.json).
 	eventPrefix string
 	eventCount  uint64
+	scratch     []byte // encodes a lifecycle event's payload (appendLifecycleLocked)
+	// lastMetadata is the metadata of the last first message stored
+	// (storedMessageLocked); the store never changes it.
+	lastMetadata map[string]any
 }
 
 type idempotencyKey struct{ principal, key string }
@@ -252,13 +255,6 @@ func newTenantState(name string) *tenantState {
 		host:        newHostEventLog(),
 		eventPrefix: "evt-" + isolation.NewOpaque() + ".",
 	}
-}
-
-// nextEventIDLocked mints a run event id; the caller holds mu for writing.
-func (t *tenantState) nextEventIDLocked() string {
-	t.eventCount++
-	var buf [64]byte
-	return string(strconv.AppendUint(append(buf[:0], t.eventPrefix...), t.eventCount, 36))
 }
 
 // readableLocked returns the run iff sub may read it: same tenant (the

@@ -77,38 +77,40 @@ func awaitChange(ctx context.Context, changed <-chan struct{}) {
 // returns the channel to wait on when there were none. more is false once
 // the sequence ends: yield stopped it or the terminal event was yielded.
 func (rec *runRecord) yieldAfter(after *int64, yield func(interop.RunEvent, error) bool) (changed <-chan struct{}, more bool) {
-	batch, changed := rec.eventsAfter(*after)
-	for _, ev := range batch {
-		if !yield(cloneEvent(ev), nil) {
+	log, changed := rec.logAfter(*after)
+	first := int(*after + 1)
+	for i := first; i < len(log.events); i++ {
+		if !yield(rec.eventAt(log.events, log.payloads, i), nil) {
 			return nil, false
 		}
-		*after = ev.Sequence
-		if ev.Terminal() {
+		*after = int64(i)
+		if log.events[i].terminal() {
 			return nil, false
 		}
 	}
-	if len(batch) > 0 {
+	if len(log.events) > first {
 		return nil, true
 	}
 	// terminal, and nothing left after *after: the sequence ends.
 	return changed, changed != nil
 }
 
-// eventsAfter returns the events with Sequence > after and, when there are
-// none, the channel closed by the next append (nil when the run is
-// terminal, as no event will follow). The returned slice aliases the log:
-// that is safe because the log is append-only and entries never change.
-func (rec *runRecord) eventsAfter(after int64) ([]interop.RunEvent, <-chan struct{}) {
+// logAfter returns the log as it is now when it holds events with
+// Sequence > after and, when it holds none, the channel closed by the
+// next append (nil when the run is terminal, as no event will follow).
+// The returned log aliases the run's: that is safe because the log is
+// append-only and its entries and their payload bytes never change.
+func (rec *runRecord) logAfter(after int64) (eventLog, <-chan struct{}) {
 	t := rec.tenant
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if n := int64(len(rec.events)); after+1 < n {
-		return rec.events[after+1 : n : n], nil
+	if after+1 < int64(len(rec.log.events)) {
+		return rec.log, nil
 	}
 	if rec.run.Status.Terminal() {
-		return nil, nil
+		return eventLog{}, nil
 	}
-	return nil, rec.waitChannel()
+	return eventLog{}, rec.waitChannel()
 }
 
 // PollEvents serves a REST poll endpoint: it returns the events with
@@ -158,10 +160,10 @@ func (rec *runRecord) snapshotAfter(after int64) ([]interop.RunEvent, interop.Ru
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	run := cloneRun(&rec.run)
-	if n := int64(len(rec.events)); after+1 < n {
+	if n := int64(len(rec.log.events)); after+1 < n {
 		out := make([]interop.RunEvent, 0, n-after-1)
-		for _, ev := range rec.events[after+1:] {
-			out = append(out, cloneEvent(ev))
+		for i := after + 1; i < n; i++ {
+			out = append(out, rec.eventAt(rec.log.events, rec.log.payloads, int(i)))
 		}
 		return out, run, nil
 	}
@@ -202,8 +204,7 @@ func (s *Store) AppendRunEvent(ctx context.Context, runID string, ev interop.Run
 	if t == nil {
 		return s.notFound.run
 	}
-	ev = cloneEvent(ev)
-	ev.NodeID, ev.CausationID, ev.Chunk = "", "", nil
+	ev.NodeID, ev.CausationID, ev.Chunk = "", "", nil // the payload is copied on append
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	rec := t.runs[runID]

@@ -119,6 +119,12 @@ type workflowEntry struct {
 	run    WorkflowFunc
 	tools  interop.ToolCaller // nil: no MCP tools
 	inline bool               // WorkflowDef.Inline
+	// emptyInputsErr is the schema's verdict on {}, the inputs of a run
+	// started without any — the common case, checked once here instead
+	// of on every such run. nil: {} is valid.
+	emptyInputsErr *interop.InputError
+	// logHint is the log size of the last run that settled (tenant.mu).
+	logHint logHint
 }
 
 // Register adds def to tenant's workflows. It compiles the input schema
@@ -145,6 +151,9 @@ func (s *Store) Register(tenant string, def WorkflowDef) error {
 		return fmt.Errorf("memstore: register %q: input schema: %w", id, err)
 	}
 	entry := &workflowEntry{wf: wf, schema: schema, run: def.Run, tools: def.ToolCaller, inline: def.Inline}
+	if err := validateJSON(schema, "inputs", emptyInputs); err != nil {
+		entry.emptyInputsErr = err.(*interop.InputError)
+	}
 
 	t := s.tenantForWrite(tenant)
 	t.mu.Lock()
