@@ -24,6 +24,11 @@ func harness(opts ...Option) interoptest.Harness {
 }
 
 func TestConformance(t *testing.T) {
+	// The kit's wait-run check holds a store to the RunWaiter contract
+	// only when it implements it.
+	if _, ok := harness().NewStore(t).(interop.RunWaiter); !ok {
+		t.Fatal("the kit's store is no interop.RunWaiter: its wait-run check would pass without checking")
+	}
 	interoptest.RunConformance(t, harness())
 }
 

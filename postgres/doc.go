@@ -17,7 +17,8 @@
 // # Runs on many replicas
 //
 // [Store] is an [interop.RunStore], [interop.EventSink],
-// [interop.HostEventFeed] and [interop.AgentInventory] that passes the
+// [interop.HostEventFeed], [interop.AgentInventory] and
+// [interop.RunWaiter] that passes the
 // conformance kit (package interoptest) and that any number of replicas
 // run over one database. Runs, their event logs (OpenWOP RunEventDocs),
 // interrupts, messages and artifacts live in the database; workflow code
@@ -27,10 +28,10 @@
 // ([Store.AddAgent]) and host events are in the database too, so every
 // replica answers alike.
 //
-//   - Any replica serves any call. GetRun, ListRuns, WatchRun, CancelRun and
-//     ResolveInterrupt work on every replica, whichever one started the
-//     run: they read and write the database, and a write on one replica
-//     wakes the others.
+//   - Any replica serves any call. GetRun, ListRuns, WatchRun, WaitRun,
+//     CancelRun and ResolveInterrupt work on every replica, whichever one
+//     started the run: they read and write the database, and a write on
+//     one replica wakes the others.
 //   - A run's workflow executes in one replica at a time, under a lease
 //     (lease_owner, lease_epoch, lease_until on the run) that the replica
 //     renews every third of [WithLeaseTTL]. An interrupt answered on
@@ -55,6 +56,10 @@
 //     by sequence and waits on LISTEN/NOTIFY wake-ups with a poll
 //     ([WithPollInterval]) behind them, so a lost notification delays an
 //     event but never loses it.
+//   - A blocking A2A SendMessage or MCP tools/call reads the run's status,
+//     not its log: [Store.WaitRun] reads the status row, waits on the same
+//     wake-ups and poll as WatchRun, and reads the whole run once it
+//     settles.
 //   - At-most-once resolution and refusals that change nothing: every
 //     write checks and changes a run in one transaction holding its row
 //     lock.

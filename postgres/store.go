@@ -137,7 +137,8 @@ func WithRunRetention(ttl time.Duration) Option {
 }
 
 // Store is an [interop.RunStore], [interop.EventSink],
-// [interop.HostEventFeed] and [interop.AgentInventory] on PostgreSQL, safe
+// [interop.HostEventFeed], [interop.AgentInventory] and
+// [interop.RunWaiter] on PostgreSQL, safe
 // for concurrent use, and safe to run in many replicas over one database.
 // See the package documentation for how runs execute across replicas.
 type Store struct {

@@ -165,6 +165,10 @@ func open(ctx context.Context, set settings, o hostapp.OpenOptions) (hostapp.Ope
 // (GET /runs/{runId}/events?after=N), over WatchRun.
 type polling struct{ *postgres.Store }
 
+// The embedded Store's WaitRun stays visible: a blocking SendMessage or
+// tools/call waits on the run's status, not its event log.
+var _ interop.RunWaiter = polling{}
+
 // pollBatch is how long a poll that has an event waits for the next one
 // before it answers: the events a run appends together arrive together.
 const pollBatch = 20 * time.Millisecond
