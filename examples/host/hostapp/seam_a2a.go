@@ -338,6 +338,23 @@ func (d *delegation) invokeOnce(ctx context.Context, runID string, call a2aInvok
 	return out, conn.Version, nil
 }
 
+// hide wraps store in a hidingStore. A store with a status-only wait
+// keeps it visible through the wrapper: the blocking sends use it
+// instead of following the run's whole log (interop.RunWaiter).
+func hide(store hostStore, hidden ...string) hostStore {
+	h := hidingStore{hostStore: store, hidden: hidden}
+	if w, ok := store.(interop.RunWaiter); ok {
+		return hidingWaiter{hidingStore: h, RunWaiter: w}
+	}
+	return h
+}
+
+// hidingWaiter is a hidingStore over a store that is an interop.RunWaiter.
+type hidingWaiter struct {
+	hidingStore
+	interop.RunWaiter
+}
+
 // hidingStore keeps the seams' workflows off every surface: ListWorkflows
 // leaves them out, and CreateRun answers for one exactly as for a workflow
 // that does not exist. The seams start their runs on the store underneath.

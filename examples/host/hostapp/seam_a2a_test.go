@@ -472,3 +472,21 @@ func FuzzA2AInvokeBody(f *testing.F) {
 		}
 	})
 }
+
+// noWaitStore is a host store without a status-only wait.
+type noWaitStore struct{ hostStore }
+
+// TestHiddenStoreKeepsTheWait: hiding the seams' workflows keeps the
+// store's interop.RunWaiter visible, so a blocking send over a host with
+// seams still waits on the run's status alone; a store without one gets
+// none.
+func TestHiddenStoreKeepsTheWait(t *testing.T) {
+	store := memstore.New()
+	t.Cleanup(func() { store.Close() })
+	if _, ok := hide(store, seamWorkflowID).(interop.RunWaiter); !ok {
+		t.Fatal("the hidden memstore is no longer an interop.RunWaiter")
+	}
+	if _, ok := hide(noWaitStore{store}, seamWorkflowID).(interop.RunWaiter); ok {
+		t.Fatal("a store without WaitRun became an interop.RunWaiter")
+	}
+}

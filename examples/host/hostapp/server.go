@@ -202,7 +202,7 @@ func newHandler(cfg config) (*handler, error) {
 	cfg.Auth = tenantRecorder{cfg.Auth}
 	runs := cfg.Store
 	if cfg.Seams {
-		cfg.Store = hidingStore{hostStore: cfg.Store, hidden: []string{seamWorkflowID, mcpSeamWorkflowID}}
+		cfg.Store = hide(cfg.Store, seamWorkflowID, mcpSeamWorkflowID)
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
