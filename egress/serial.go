@@ -191,7 +191,7 @@ func (t *serialTransport) exchange(ctx context.Context, c *serialConn, r *http.R
 	var resp *http.Response
 	for n := 0; ; n++ {
 		var err error
-		if resp, err = http.ReadResponse(c.br, r); err != nil {
+		if resp, err = readResponse(c.br, r); err != nil {
 			return fail(err)
 		}
 		code := resp.StatusCode
