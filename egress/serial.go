@@ -182,7 +182,7 @@ func (t *serialTransport) exchange(ctx context.Context, c *serialConn, r *http.R
 		return nil, err
 	}
 	c.in.read, c.in.left = 0, serialMaxHeader
-	if err := r.Write(c.bw); err != nil {
+	if err := writeRequest(c.bw, r); err != nil {
 		return fail(err)
 	}
 	if err := c.bw.Flush(); err != nil {
