@@ -59,9 +59,28 @@ func writeRequest(w *bufio.Writer, r *http.Request) error {
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
-	n, err := io.Copy(w, io.LimitReader(r.Body, r.ContentLength))
-	if err != nil {
-		return err
+	// The body is read into the writer's own buffer, ContentLength bytes
+	// at most.
+	var n int64
+	for n < r.ContentLength {
+		if w.Available() == 0 {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		buf := w.AvailableBuffer()
+		buf = buf[:min(int64(cap(buf)), r.ContentLength-n)]
+		m, err := r.Body.Read(buf)
+		if _, werr := w.Write(buf[:m]); werr != nil {
+			return werr
+		}
+		n += int64(m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
 	}
 	// A body longer than announced is an error too, as Request.Write
 	// finds it: by reading the rest.

@@ -57,6 +57,10 @@ func TestWriteRequestMatchesNetHTTP(t *testing.T) {
 		"many values": func() *http.Request {
 			return pushLike("PUT", "http://[::1]:9/p", "ua", http.Header{"X": {"1", "2"}, "A": {""}}, body, 3)
 		},
+		"large body": func() *http.Request {
+			large := bytes.Repeat([]byte("0123456789"), 1000)
+			return pushLike("POST", "http://h/", "ua", push(), large, int64(len(large)))
+		},
 		"short body":   func() *http.Request { return pushLike("POST", "http://h/", "ua", push(), body, 100) },
 		"no agent":     func() *http.Request { return pushLike("POST", "http://h/", "\x00", push(), body, int64(len(body))) },
 		"empty agent":  func() *http.Request { return pushLike("POST", "http://h/", "", push(), body, int64(len(body))) },
