@@ -60,8 +60,8 @@ func (g *Guard) Request(ctx context.Context, method, rawURL string, body io.Read
 	if err != nil {
 		return nil, refused(ReasonURL)
 	}
-	u := *d.URL
-	req.URL, req.Host = &u, u.Host
+	*req.URL = *d.URL // into the URL NewRequest made: one allocation fewer
+	req.Host = req.URL.Host
 	return req, nil
 }
 

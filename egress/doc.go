@@ -35,7 +35,10 @@
 //     place. It speaks HTTP/1.1 over kept-alive connections and writes
 //     each request and reads its answer on the caller's goroutine, so a
 //     push lane, which waits for each answer before its next push, pays
-//     no hand-off to transport goroutines; [Guard.NewClient], for the
+//     no hand-off to transport goroutines, and it writes a push's simple
+//     request and reads the usual short answer without net/http's
+//     general reader and writer (the same bytes; any other shape goes
+//     to them); [Guard.NewClient], for the
 //     A2A and MCP clients, is an http.Transport with the same rules.
 //
 // A refusal is a [*RefusedError] whose [Reason] is content-free: it never

@@ -55,17 +55,21 @@ type serialTransport struct {
 	tls *tls.Config // cloned; nil means the system roots
 
 	mu    sync.Mutex
-	idle  map[string][]*serialConn // by scheme://host:port, the latest last
+	idle  map[serialKey][]*serialConn // the latest last
 	nIdle int
 }
 
 func newSerialTransport(g *Guard, tlsConfig *tls.Config) *serialTransport {
-	return &serialTransport{g: g, tls: tlsConfig.Clone(), idle: map[string][]*serialConn{}}
+	return &serialTransport{g: g, tls: tlsConfig.Clone(), idle: map[serialKey][]*serialConn{}}
 }
+
+// serialKey is a destination's scheme and host:port: its connections
+// are interchangeable.
+type serialKey struct{ scheme, addr string }
 
 // serialConn is one connection and its buffers.
 type serialConn struct {
-	key    string
+	key    serialKey
 	conn   net.Conn
 	in     *headerLimit
 	br     *bufio.Reader
@@ -109,15 +113,15 @@ func (t *serialTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		return nil, errUnchecked
 	}
-	port := r.URL.Port()
-	if port == "" {
-		port = "80"
+	addr := r.URL.Host // host:port, brackets and all, when it names a port
+	if r.URL.Port() == "" {
+		port := "80"
 		if r.URL.Scheme == "https" {
 			port = "443"
 		}
+		addr = net.JoinHostPort(r.URL.Hostname(), port)
 	}
-	addr := net.JoinHostPort(r.URL.Hostname(), port)
-	key := r.URL.Scheme + "://" + addr
+	key := serialKey{scheme: r.URL.Scheme, addr: addr}
 	for {
 		c := t.take(key)
 		if c == nil {
@@ -182,7 +186,7 @@ func (t *serialTransport) exchange(ctx context.Context, c *serialConn, r *http.R
 		return nil, err
 	}
 	c.in.read, c.in.left = 0, serialMaxHeader
-	if err := r.Write(c.bw); err != nil {
+	if err := writeRequest(c.bw, r); err != nil {
 		return fail(err)
 	}
 	if err := c.bw.Flush(); err != nil {
@@ -191,7 +195,7 @@ func (t *serialTransport) exchange(ctx context.Context, c *serialConn, r *http.R
 	var resp *http.Response
 	for n := 0; ; n++ {
 		var err error
-		if resp, err = http.ReadResponse(c.br, r); err != nil {
+		if resp, err = readResponse(c.br, r); err != nil {
 			return fail(err)
 		}
 		code := resp.StatusCode
@@ -262,7 +266,7 @@ func (b *serialBody) Close() error {
 // dial connects to a validated address of the request's destination (the
 // guard's dial) and, for https, verifies the server against the URL's
 // host name, offering HTTP/1.1 only.
-func (t *serialTransport) dial(ctx context.Context, r *http.Request, key, addr string) (*serialConn, error) {
+func (t *serialTransport) dial(ctx context.Context, r *http.Request, key serialKey, addr string) (*serialConn, error) {
 	conn, err := t.g.dialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -297,7 +301,7 @@ func (t *serialTransport) dial(ctx context.Context, r *http.Request, key, addr s
 
 // take returns the latest idle connection for key, closing the ones idle
 // too long; nil when there is none.
-func (t *serialTransport) take(key string) *serialConn {
+func (t *serialTransport) take(key serialKey) *serialConn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cs := t.idle[key]
@@ -333,7 +337,7 @@ func (t *serialTransport) put(c *serialConn) {
 	t.nIdle++
 }
 
-func (t *serialTransport) setIdle(key string, cs []*serialConn) {
+func (t *serialTransport) setIdle(key serialKey, cs []*serialConn) {
 	if len(cs) == 0 {
 		delete(t.idle, key)
 		return

@@ -27,6 +27,9 @@ import (
 // contentType is the media type of every push body (OpenWOP RFC 0214 §C).
 const contentType = "application/a2a+json"
 
+// userAgent names the sender of every push.
+const userAgent = "wopinterop-push"
+
 // Status classes of a failed attempt, as the dead letter reports the
 // last one.
 const (
@@ -229,8 +232,8 @@ func (s *Service) attempt(ctx context.Context, rec *push.Record, secret push.Sec
 		return outcome{class: classTimeout}
 	}
 	// Header maps are written directly: the names are canonical already.
-	req.Header["Content-Type"] = []string{contentType}
-	req.Header["User-Agent"] = []string{"wopinterop-push"}
+	req.Header["Content-Type"] = s.fixedHeader.contentType
+	req.Header["User-Agent"] = s.fixedHeader.userAgent
 	req.Header["Idempotency-Key"] = key
 	if auth := authorization(rec.Scheme, secret); auth != "" {
 		req.Header["Authorization"] = []string{auth}

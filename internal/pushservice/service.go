@@ -69,6 +69,9 @@ type Service struct {
 	now        func() time.Time
 	clock      push.Clock
 	sem        chan struct{}
+	// fixedHeader holds the header values every push carries, made once:
+	// a request never changes a value slice it is given (attempt).
+	fixedHeader struct{ contentType, userAgent []string }
 	// owner names this worker's leases in the outbox (lease.go).
 	owner    string
 	leaseTTL time.Duration
@@ -146,6 +149,8 @@ func New(store interop.RunStore, project Projector, o push.Options) (*Service, e
 		pumpDone: make(chan struct{}),
 		drained:  make(chan struct{}),
 	}
+	s.fixedHeader.contentType = []string{contentType}
+	s.fixedHeader.userAgent = []string{userAgent}
 	if s.leaseTTL == 0 {
 		s.leaseTTL = defaultLeaseTTL
 	}

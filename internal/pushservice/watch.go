@@ -2,7 +2,6 @@ package pushservice
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wopinterop/wopinterop/internal/recovery"
+	"github.com/wopinterop/wopinterop/internal/wirejson"
 	"github.com/wopinterop/wopinterop/interop"
 	"github.com/wopinterop/wopinterop/push"
 )
@@ -295,12 +295,14 @@ func (s *Service) queueEvent(ctx context.Context, sub interop.Subject, task Task
 
 // encodeBody encodes one push body: an A2A StreamResponse with exactly
 // one member (OpenWOP RFC 0214 §C), e.g. {"statusUpdate":{...}}, in the a2a-go wire
-// types' own JSON, the same bytes a stream of the task carries.
+// types' own JSON, the same bytes a stream of the task carries —
+// appended, byte for byte what encoding/json writes for
+// wire.StreamResponse (FuzzAppendStreamResponse in internal/wirejson).
 func encodeBody(ev wire.Event) ([]byte, error) {
 	if ev == nil {
 		return nil, errors.New("push: encoding a body: no event")
 	}
-	b, err := json.Marshal(wire.StreamResponse{Event: ev})
+	b, err := wirejson.AppendStreamResponse(make([]byte, 0, 256), ev)
 	if err != nil {
 		return nil, fmt.Errorf("push: encoding a body: %w", err)
 	}
