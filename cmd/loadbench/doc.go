@@ -6,7 +6,7 @@
 //	go run ./cmd/loadbench                      # every scenario, default counts
 //	go run ./cmd/loadbench -n 20000 -c 32       # more requests, more clients
 //	go run ./cmd/loadbench -scenarios gettask,toolscall -json
-//	go run ./cmd/loadbench -scenarios push -cpuprofile /tmp/lb  # /tmp/lb-ours.pprof, ...
+//	go run ./cmd/loadbench -scenarios push -cpuprofile lb     # lb-ours.pprof, lb-a2ago.pprof, ...
 //
 // The servers:
 //
