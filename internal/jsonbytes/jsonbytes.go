@@ -11,7 +11,6 @@
 package jsonbytes
 
 import (
-	"encoding/json"
 	"errors"
 	"unicode/utf8"
 )
@@ -214,12 +213,8 @@ func Unquote(raw []byte, escaped bool) (string, error) {
 	if !escaped {
 		return string(raw), nil
 	}
-	quoted := make([]byte, 0, len(raw)+2)
-	quoted = append(quoted, '"')
-	quoted = append(quoted, raw...)
-	quoted = append(quoted, '"')
-	var s string
-	if err := json.Unmarshal(quoted, &s); err != nil {
+	s, ok := DecodeString(raw)
+	if !ok {
 		return "", ErrMalformed
 	}
 	return s, nil
