@@ -10,7 +10,6 @@ package a2a
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"iter"
 	"net/http"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/wopinterop/wopinterop/internal/httpbody"
 	"github.com/wopinterop/wopinterop/internal/jsonbytes"
+	"github.com/wopinterop/wopinterop/internal/wirejson"
 )
 
 // HTTPJSON returns the handler of the HTTP+JSON interface
@@ -213,7 +213,7 @@ type sendMessageResponse struct {
 type restFrames struct{ s *Server }
 
 func (f restFrames) event(ev wire.Event) ([]byte, error) {
-	return json.Marshal(wire.StreamResponse{Event: ev})
+	return wirejson.AppendStreamResponse(nil, ev)
 }
 
 func (f restFrames) written() {}

@@ -1,8 +1,9 @@
 package a2a
 
-// Tasks are encoded by appending (internal/wirejson), byte for byte what
-// encoding/json writes: every read answers a Task, and reflection was
-// most of such a request.
+// Tasks and stream events are encoded by appending (internal/wirejson),
+// byte for byte what encoding/json writes: every read answers a Task,
+// every stream frame carries an event, and reflection was most of such a
+// request.
 
 import (
 	wire "github.com/a2aproject/a2a-go/v2/a2a"
@@ -22,6 +23,13 @@ func encodeResult(b *buffers, v any) error {
 		if t.Task != nil {
 			return writeTask(b, `{"task":`, t.Task, "}")
 		}
+	case wire.StreamResponse:
+		out, err := wirejson.AppendStreamResponse(b.out.AvailableBuffer(), t.Event)
+		if err != nil {
+			return err
+		}
+		b.out.Write(out)
+		return nil
 	}
 	if err := b.enc.Encode(v); err != nil {
 		return err
